@@ -1,0 +1,48 @@
+# Condor Admin. `make run` is the zero-service demo; `make test` runs the whole suite.
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+STAMP := $(VENV)/.installed
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: run test install messages compilemessages lint bench clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(PY)
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+compilemessages: $(STAMP)
+	$(VENV)/bin/pybabel compile --domain django --directory locale --use-fuzzy --statistics
+
+# Extracting UI strings needs GNU gettext (apt-get install gettext); compiling needs only Babel.
+messages: $(STAMP)
+	$(PY) manage.py makemessages --locale de --no-location --ignore '.venv/*'
+
+run: compilemessages
+	$(PY) manage.py migrate --no-input
+	$(PY) manage.py load_demo
+	@echo ""
+	@echo "Condor Admin on http://$(HOST):$(PORT)/  (admin at /admin/, API docs at /api/v1/docs)"
+	$(PY) manage.py runserver $(HOST):$(PORT)
+
+test: compilemessages
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+bench: $(STAMP)
+	$(PY) bench/import_catalog.py
+
+clean:
+	rm -rf $(VENV) db.sqlite3 .pytest_cache .ruff_cache
+	find . -name '__pycache__' -prune -exec rm -rf {} +
+	find locale -name '*.mo' -delete

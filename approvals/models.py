@@ -1,0 +1,1 @@
+"""HITL approval requests arrive with the approvals issue; this app may import catalog, never the reverse."""

@@ -1,0 +1,124 @@
+"""Django admin for raw maintenance. Declared and derived fields are read-only: the manifest is their
+source and the derivations compute the rest; only API tokens can be revoked here."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.http import HttpRequest
+from django.utils import timezone
+
+from .models import (
+    Agent,
+    ApiToken,
+    CatalogProfile,
+    CatalogRevision,
+    CatalogState,
+    ForcedFloor,
+    OwnershipRule,
+    Team,
+    Tool,
+    ToolChange,
+)
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Everything visible, nothing editable: imports write these rows."""
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        return [f.name for f in self.model._meta.fields]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(Tool)
+class ToolAdmin(ReadOnlyAdmin):
+    list_display = (
+        "declared_id", "system", "plane", "module", "owner", "availability", "effective_policy_class",
+        "is_mutating", "hitl_tier", "effective_retry_class", "retired_in",
+    )
+    list_filter = ("system", "plane", "availability", "effective_policy_class", "is_mutating", "hitl_tier", "owner")
+    search_fields = ("declared_id", "canonical_key", "llm_name", "rag_description")
+    list_select_related = ("owner", "retired_in")
+
+
+@admin.register(Team)
+class TeamAdmin(ReadOnlyAdmin):
+    list_display = ("slug", "name", "oncall", "channel")
+    search_fields = ("slug", "name")
+
+
+@admin.register(OwnershipRule)
+class OwnershipRuleAdmin(ReadOnlyAdmin):
+    list_display = ("system", "plane", "module", "team")
+    list_filter = ("system", "plane")
+    list_select_related = ("team",)
+
+
+@admin.register(CatalogProfile)
+class CatalogProfileAdmin(ReadOnlyAdmin):
+    list_display = ("slug", "system", "clinical", "availabilities", "includes")
+
+
+@admin.register(ForcedFloor)
+class ForcedFloorAdmin(ReadOnlyAdmin):
+    list_display = ("slug", "system", "trigger", "tool_ids")
+
+
+@admin.register(Agent)
+class AgentAdmin(ReadOnlyAdmin):
+    list_display = ("slug", "system", "categories")
+
+
+class ToolChangeInline(admin.TabularInline):
+    model = ToolChange
+    fields = ("declared_id", "kind", "safety_relevant", "safety_fields", "fields")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    show_change_link = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(CatalogRevision)
+class CatalogRevisionAdmin(ReadOnlyAdmin):
+    list_display = (
+        "__str__", "created_at", "imported_via", "tool_count", "baseline_count", "added_count",
+        "removed_count", "changed_count", "safety_change_count",
+    )
+    list_filter = ("system",)
+    inlines = [ToolChangeInline]
+
+
+@admin.register(ToolChange)
+class ToolChangeAdmin(ReadOnlyAdmin):
+    list_display = ("revision", "declared_id", "kind", "safety_relevant")
+    list_filter = ("kind", "safety_relevant", "revision__system")
+    search_fields = ("declared_id",)
+    list_select_related = ("revision",)
+
+
+@admin.register(CatalogState)
+class CatalogStateAdmin(ReadOnlyAdmin):
+    list_display = ("system", "current_revision")
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    list_display = ("name", "prefix", "scopes", "created_at", "expires_at", "revoked_at", "last_used_at")
+    readonly_fields = ("name", "prefix", "token_hash", "scopes", "created_at", "last_used_at", "revoked_at")
+    actions = ["revoke"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # tokens are created with manage.py create_api_token (shown once)
+
+    @admin.action(description="Revoke selected tokens")
+    def revoke(self, request: HttpRequest, queryset: Any) -> None:
+        queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())

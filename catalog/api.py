@@ -1,0 +1,105 @@
+"""Catalog API: manifest import and revision reads."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.conf import settings
+from django.http import HttpRequest
+from django.shortcuts import get_object_or_404
+from ninja import Router, Schema
+
+from .auth import ScopedBearer
+from .domain.manifest import ManifestError
+from .models import CatalogRevision, ToolChange
+from .services.imports import catalog_import
+
+router = Router(tags=["catalog"], auth=ScopedBearer("catalog"))
+
+
+class ErrorOut(Schema):
+    detail: str
+    errors: list[str] = []
+
+
+class RevisionOut(Schema):
+    system: str
+    number: int
+    format: str
+    manifest_sha256: str
+    source_repository: str
+    source_commit: str
+    imported_via: str
+    created_at: datetime
+    baseline_count: int | None
+    tool_count: int
+    business_tool_count: int
+    added_count: int
+    removed_count: int
+    changed_count: int
+    safety_change_count: int
+
+
+class ImportOut(Schema):
+    unchanged: bool
+    summary: str
+    revision: RevisionOut | None
+    added: list[str]
+    removed: list[str]
+    changed: list[str]
+    safety_relevant: list[str]
+
+
+class ChangeOut(Schema):
+    declared_id: str
+    kind: str
+    fields: dict[str, list[object]]
+    safety_fields: list[str]
+
+
+class RevisionDetailOut(RevisionOut):
+    config_changes: dict[str, object]
+    changes: list[ChangeOut]
+
+
+@router.post(
+    "/revisions",
+    response={200: ImportOut, 201: ImportOut, 413: ErrorOut, 422: ErrorOut},
+    summary="Import a catalog manifest (the request body is the manifest JSON)",
+)
+def import_revision(request: HttpRequest) -> tuple[int, dict[str, object]]:
+    limit = settings.CONDOR_MAX_MANIFEST_BYTES
+    if len(request.body) > limit:
+        return 413, {"detail": f"manifest is {len(request.body)} bytes; the limit is {limit} bytes"}
+    token = request.auth  # type: ignore[attr-defined]
+    try:
+        result = catalog_import(raw=request.body, via=f"api token {token.name}")
+    except ManifestError as exc:
+        return 422, {"detail": f"manifest refused: {len(exc.problems)} problem(s); nothing was changed",
+                     "errors": exc.problems}
+    body = {
+        "unchanged": result.unchanged,
+        "summary": result.summary(),
+        "revision": result.revision,
+        "added": result.added,
+        "removed": result.removed,
+        "changed": result.changed,
+        "safety_relevant": result.safety_relevant,
+    }
+    return (200 if result.unchanged else 201), body
+
+
+@router.get("/revisions", response=list[RevisionOut], summary="Recent revisions, newest first")
+def list_revisions(request: HttpRequest, system: str | None = None, limit: int = 50) -> list[CatalogRevision]:
+    qs = CatalogRevision.objects.order_by("-created_at", "-pk")
+    if system:
+        qs = qs.filter(system=system)
+    return list(qs[: max(1, min(limit, 200))])
+
+
+@router.get("/revisions/{system}/{number}", response=RevisionDetailOut, summary="One revision with its changes")
+def get_revision(request: HttpRequest, system: str, number: int) -> dict[str, object]:
+    revision = get_object_or_404(CatalogRevision, system=system, number=number)
+    changes = ToolChange.objects.filter(revision=revision).order_by("declared_id")
+    return {**RevisionOut.from_orm(revision).dict(), "config_changes": revision.config_changes,
+            "changes": list(changes)}

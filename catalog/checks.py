@@ -1,0 +1,62 @@
+"""The boot gate: under a clinical profile, a non-production tool being active is a boot failure.
+
+Registered as a system check, so `manage.py check`, `runserver`, `migrate` and the Celery worker
+(condor_admin/celery.py runs the checks at worker start) refuse to start.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.checks import CheckMessage, Error, Warning, register
+from django.db import DatabaseError
+
+from .domain.profiles import non_production_active
+
+
+@register("condor")
+def active_profile_gate(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    profile_id = getattr(settings, "CONDOR_ACTIVE_PROFILE", "")
+    if not profile_id:
+        return []
+    from .models import CatalogProfile, Tool
+
+    try:
+        profile = CatalogProfile.objects.filter(slug=profile_id).first()
+        if profile is None:
+            # A fresh database must still migrate and import; the gate applies once the profile exists.
+            return [
+                Warning(
+                    f"CONDOR_ACTIVE_PROFILE={profile_id!r} is not declared by any imported manifest",
+                    hint="Import the catalog manifest that declares this profile, or fix the setting.",
+                    id="condor.W001",
+                )
+            ]
+        if not profile.clinical:
+            return []
+        live = Tool.objects.live().values_list("declared_id", "availability", "system")
+        by_system: dict[str, list[tuple[str, str]]] = {}
+        for declared_id, availability, system in live:
+            by_system.setdefault(system, []).append((declared_id, availability))
+        offending = [
+            f"{system}:{tool_id}"
+            for system, tools in sorted(by_system.items())
+            for tool_id in non_production_active(
+                tools, profile_availabilities=profile.availabilities, profile_includes=profile.includes
+            )
+        ]
+    except DatabaseError as exc:  # no tables yet (before migrate) or the database is down
+        return [Warning(f"could not check the active catalog profile: {exc}", id="condor.W002")]
+    if not offending:
+        return []
+    return [
+        Error(
+            f"clinical profile {profile_id!r} has {len(offending)} non-production tool(s) active: "
+            + ", ".join(offending[:20]),
+            hint="A non-production tool must not exist under a clinical profile: remove it from the profile's "
+            "availabilities/includes, or run under a non-clinical profile.",
+            obj=profile_id,
+            id="condor.E001",
+        )
+    ]

@@ -1,0 +1,579 @@
+"""Parsing and validating catalog manifests (`condor-catalog/v1`, `tucan-tools/v1`).
+
+`parse_manifest` never raises on bad content: it returns every problem it finds, each with its JSON
+location, so the person fixing the source repository sees the whole list at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .colours import colour_literals
+from .descriptor import Descriptor
+from .keys import canonical_key
+from .vocabulary import (
+    ANY_MODULE,
+    Availability,
+    FloorTrigger,
+    HitlTier,
+    Idempotency,
+    Plane,
+    PolicyClass,
+    RetryClass,
+    System,
+)
+
+CONDOR_FORMAT = "condor-catalog/v1"
+TUCAN_FORMAT = "tucan-tools/v1"
+FORMATS = {CONDOR_FORMAT: System.CONDOR, TUCAN_FORMAT: System.TUCAN}
+
+
+@dataclass(frozen=True)
+class Team:
+    id: str
+    name: str
+    oncall: str
+    channel: str
+    escalation: str
+
+
+@dataclass(frozen=True)
+class OwnershipRule:
+    plane: str
+    module: str
+    team: str
+
+
+@dataclass(frozen=True)
+class Profile:
+    id: str
+    clinical: bool
+    availability: list[str]
+    include: list[str]
+
+
+@dataclass(frozen=True)
+class ForcedFloor:
+    id: str
+    trigger: str
+    tools: list[str]
+
+
+@dataclass(frozen=True)
+class Agent:
+    id: str
+    categories: list[str]
+
+
+@dataclass
+class Manifest:
+    system: str
+    format: str
+    sha256: str
+    source_repository: str = ""
+    source_commit: str = ""
+    baseline_count: int | None = None
+    teams: list[Team] = field(default_factory=list)
+    ownership: list[OwnershipRule] = field(default_factory=list)
+    profiles: list[Profile] = field(default_factory=list)
+    forced_floors: list[ForcedFloor] = field(default_factory=list)
+    agents: list[Agent] = field(default_factory=list)
+    tools: list[Descriptor] = field(default_factory=list)
+
+
+class ManifestError(Exception):
+    """A manifest that cannot be imported; `problems` lists every located problem."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = problems
+        super().__init__(f"{len(problems)} problem(s) in manifest: " + "; ".join(problems[:5]))
+
+
+def manifest_sha256(raw: bytes) -> str:
+    return hashlib.sha256(raw).hexdigest()
+
+
+def load_manifest(raw: bytes, *, known_team_ids: Iterable[str] = ()) -> Manifest:
+    """Decode and validate a manifest; raise ManifestError with every problem found."""
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ManifestError([f"$: not UTF-8 ({exc.reason} at byte {exc.start})"]) from exc
+    except json.JSONDecodeError as exc:
+        raise ManifestError([f"$: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"]) from exc
+    return parse_manifest(data, sha256=manifest_sha256(raw), known_team_ids=known_team_ids)
+
+
+def parse_manifest(data: Any, *, sha256: str = "", known_team_ids: Iterable[str] = ()) -> Manifest:
+    checker = _Checker()
+    if not isinstance(data, dict):
+        raise ManifestError([f"$: expected a JSON object, got {_type_name(data)}"])
+    fmt = data.get("format")
+    if fmt not in FORMATS:
+        raise ManifestError(
+            [f"format: unknown manifest format {fmt!r}; expected one of {', '.join(sorted(FORMATS))}"]
+        )
+    manifest = Manifest(system=FORMATS[fmt].value, format=fmt, sha256=sha256)
+    if fmt == CONDOR_FORMAT:
+        _parse_condor(data, manifest, checker, set(known_team_ids))
+    else:
+        _parse_tucan(data, manifest, checker, set(known_team_ids))
+    if checker.problems:
+        raise ManifestError(checker.problems)
+    return manifest
+
+
+# --- the checker -----------------------------------------------------------------------------------
+
+
+class _Checker:
+    """Collects located problems; every accessor returns a usable default so parsing continues."""
+
+    def __init__(self) -> None:
+        self.problems: list[str] = []
+
+    def problem(self, where: str, message: str) -> None:
+        self.problems.append(f"{where}: {message}")
+
+    def keys(self, obj: dict[str, Any], where: str, required: Iterable[str], optional: Iterable[str]) -> None:
+        required = tuple(required)
+        allowed = set(required) | set(optional)
+        for key in required:
+            if key not in obj:
+                self.problem(_join(where, key), "required key is missing")
+        for key in obj:
+            if key not in allowed:
+                self.problem(_join(where, key), f"unknown key; allowed keys are {', '.join(sorted(allowed))}")
+
+    def obj(self, value: Any, where: str) -> dict[str, Any] | None:
+        if isinstance(value, dict):
+            return value
+        self.problem(where, f"expected an object, got {_type_name(value)}")
+        return None
+
+    def list(self, value: Any, where: str) -> list[Any]:
+        if isinstance(value, list):
+            return value
+        self.problem(where, f"expected a list, got {_type_name(value)}")
+        return []
+
+    def string(self, obj: dict[str, Any], key: str, where: str, *, nullable: bool = False, default: str = "") -> Any:
+        if key not in obj:
+            return None if nullable else default
+        value = obj[key]
+        if value is None and nullable:
+            return None
+        if not isinstance(value, str):
+            self.problem(_join(where, key), f"expected a string{' or null' if nullable else ''}, got {_type_name(value)}")
+            return None if nullable else default
+        return value
+
+    def nonempty(self, obj: dict[str, Any], key: str, where: str) -> str:
+        value = self.string(obj, key, where)
+        if key in obj and isinstance(obj[key], str) and not value.strip():
+            self.problem(_join(where, key), "must not be empty")
+        return value
+
+    def boolean(self, obj: dict[str, Any], key: str, where: str, default: bool = False) -> bool:
+        if key not in obj:
+            return default
+        value = obj[key]
+        if not isinstance(value, bool):
+            self.problem(_join(where, key), f"expected true or false, got {_type_name(value)}")
+            return default
+        return value
+
+    def enum(
+        self, obj: dict[str, Any], key: str, where: str, allowed: type, *, nullable: bool = False, default: str = ""
+    ) -> Any:
+        value = self.string(obj, key, where, nullable=nullable, default=default)
+        if value is None or (key not in obj):
+            return value
+        values = [member.value for member in allowed]
+        if value not in values:
+            self.problem(_join(where, key), f"unknown value {value!r}; expected one of {', '.join(values)}")
+            return None if nullable else default
+        return value
+
+    def strings(self, value: Any, where: str) -> list[str]:
+        items = self.list(value, where)
+        out: list[str] = []
+        for i, item in enumerate(items):
+            if isinstance(item, str):
+                out.append(item)
+            else:
+                self.problem(f"{where}[{i}]", f"expected a string, got {_type_name(item)}")
+        return out
+
+    def unique(self, items: Iterable[tuple[str, str]], what: str) -> None:
+        """`items` are (location, value); report every repeat with the location of the first."""
+        seen: dict[str, str] = {}
+        for where, value in items:
+            if value in seen:
+                self.problem(where, f"duplicate {what} {value!r} (first at {seen[value]})")
+            else:
+                seen[value] = where
+
+
+def _join(where: str, key: str) -> str:
+    return f"{where}.{key}" if where else key
+
+
+def _type_name(value: Any) -> str:
+    return {
+        dict: "an object",
+        list: "a list",
+        str: "a string",
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        type(None): "null",
+    }.get(type(value), type(value).__name__)
+
+
+# --- shared sections -------------------------------------------------------------------------------
+
+
+def _parse_source(data: dict[str, Any], manifest: Manifest, c: _Checker, *, required: bool) -> None:
+    if "source" not in data:
+        return
+    source = c.obj(data["source"], "source")
+    if source is None:
+        return
+    c.keys(source, "source", ("repository", "commit") if required else (), ("repository", "commit"))
+    manifest.source_repository = c.string(source, "repository", "source")
+    manifest.source_commit = c.string(source, "commit", "source")
+
+
+def _parse_baseline(data: dict[str, Any], manifest: Manifest, c: _Checker) -> None:
+    if "baselineCount" not in data or data["baselineCount"] is None:
+        return
+    value = data["baselineCount"]
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        c.problem("baselineCount", f"expected a whole number ≥ 0, got {value!r}")
+        return
+    manifest.baseline_count = value
+
+
+def _parse_teams(data: dict[str, Any], manifest: Manifest, c: _Checker) -> None:
+    items = c.list(data.get("teams", []), "teams")
+    fields = ("id", "name", "oncall", "channel", "escalation")
+    for i, raw in enumerate(items):
+        where = f"teams[{i}]"
+        obj = c.obj(raw, where)
+        if obj is None:
+            continue
+        c.keys(obj, where, fields, ())
+        team_id = c.nonempty(obj, "id", where)
+        manifest.teams.append(
+            Team(
+                id=team_id,
+                name=c.nonempty(obj, "name", where),
+                oncall=c.string(obj, "oncall", where),
+                channel=c.string(obj, "channel", where),
+                escalation=c.string(obj, "escalation", where),
+            )
+        )
+    c.unique(((f"teams[{i}].id", t.id) for i, t in enumerate(manifest.teams) if t.id), "team id")
+
+
+def _parse_ownership(data: dict[str, Any], manifest: Manifest, c: _Checker, known_team_ids: set[str]) -> None:
+    items = c.list(data.get("ownership", []), "ownership")
+    team_ids = known_team_ids | {t.id for t in manifest.teams}
+    for i, raw in enumerate(items):
+        where = f"ownership[{i}]"
+        obj = c.obj(raw, where)
+        if obj is None:
+            continue
+        c.keys(obj, where, ("plane", "module", "team"), ())
+        plane = c.enum(obj, "plane", where, Plane)
+        module = c.nonempty(obj, "module", where)
+        team = c.nonempty(obj, "team", where)
+        if team and team not in team_ids:
+            c.problem(f"{where}.team", f"unknown team {team!r}; declare it under teams")
+        manifest.ownership.append(OwnershipRule(plane=plane, module=module, team=team))
+    c.unique(
+        ((f"ownership[{i}]", f"{r.plane}/{r.module}") for i, r in enumerate(manifest.ownership)),
+        "ownership rule for plane/module",
+    )
+
+
+def _check_tool_refs(
+    ids: list[str], where: str, tool_ids: set[str], c: _Checker, what: str
+) -> None:
+    for j, tool_id in enumerate(ids):
+        if tool_id not in tool_ids:
+            c.problem(f"{where}[{j}]", f"{what} {tool_id!r} is not a tool in this manifest")
+
+
+# --- condor-catalog/v1 -----------------------------------------------------------------------------
+
+_CONDOR_TOP = ("format", "source", "teams", "ownership", "profiles", "forcedFloors", "tools")
+_CONDOR_TOOL_REQUIRED = ("id", "plane", "module", "availability", "mutating", "retryClass", "idempotency")
+_CONDOR_TOOL_OPTIONAL = (
+    "policyClass",
+    "policyDomain",
+    "hitlTier",
+    "ragDescription",
+    "ragKeywords",
+    "instructionFragment",
+    "stylingFragment",
+    "outputInstructions",
+    "outputContainsIds",
+    "alwaysInclude",
+    "metadataRef",
+    "source",
+    "aliases",
+)
+
+
+def _parse_condor(data: dict[str, Any], manifest: Manifest, c: _Checker, known_team_ids: set[str]) -> None:
+    c.keys(data, "", _CONDOR_TOP, ("baselineCount",))
+    _parse_source(data, manifest, c, required=True)
+    _parse_baseline(data, manifest, c)
+    _parse_teams(data, manifest, c)
+    _parse_ownership(data, manifest, c, known_team_ids)
+    for i, raw in enumerate(c.list(data.get("tools", []), "tools")):
+        descriptor = _parse_condor_tool(raw, f"tools[{i}]", c)
+        if descriptor is not None:
+            manifest.tools.append(descriptor)
+    _check_tool_ids(manifest, c, fold_collisions=True)
+    tools_by_id = {t.declared_id: t for t in manifest.tools}
+    _parse_profiles(data, manifest, c, tools_by_id)
+    _parse_floors(data, manifest, c, set(tools_by_id))
+
+
+def _parse_condor_tool(raw: Any, where: str, c: _Checker) -> Descriptor | None:
+    obj = c.obj(raw, where)
+    if obj is None:
+        return None
+    before = len(c.problems)
+    c.keys(obj, where, _CONDOR_TOOL_REQUIRED, _CONDOR_TOOL_OPTIONAL)
+    tool_id = c.nonempty(obj, "id", where)
+    policy_class = c.enum(obj, "policyClass", where, PolicyClass, nullable=True)
+    hitl_tier = c.enum(obj, "hitlTier", where, HitlTier, nullable=True)
+    mutating = c.boolean(obj, "mutating", where)
+    styling = c.string(obj, "stylingFragment", where, nullable=True)
+    descriptor = Descriptor(
+        declared_id=tool_id,
+        plane=c.enum(obj, "plane", where, Plane),
+        module=c.nonempty(obj, "module", where),
+        availability=c.enum(obj, "availability", where, Availability),
+        mutating=mutating,
+        retry_class=c.enum(obj, "retryClass", where, RetryClass, default=RetryClass.NONE.value),
+        idempotency=c.enum(obj, "idempotency", where, Idempotency, default=Idempotency.NONE.value),
+        policy_class=policy_class,
+        policy_domain=c.string(obj, "policyDomain", where, nullable=True),
+        hitl_tier=hitl_tier,
+        rag_description=c.string(obj, "ragDescription", where),
+        rag_keywords=_parse_keyword_map(obj, where, c),
+        instruction_fragment=c.string(obj, "instructionFragment", where, nullable=True),
+        styling_fragment=styling,
+        output_instructions=c.string(obj, "outputInstructions", where, nullable=True),
+        output_contains_ids=c.boolean(obj, "outputContainsIds", where),
+        always_include=c.boolean(obj, "alwaysInclude", where),
+        metadata_ref=c.string(obj, "metadataRef", where, nullable=True),
+        source_path=c.string(obj, "source", where, nullable=True),
+        aliases=c.strings(obj.get("aliases", []), f"{where}.aliases"),
+    )
+    # The seed's compile-time rule: a mutate row without a tier does not type-check.
+    if policy_class == PolicyClass.MUTATE and not hitl_tier:
+        c.problem(f"{where}.hitlTier", "required when policyClass is mutate")
+    # Declared `read` on a mutating tool reads as `read` at the suspend gate: an ungated mutation.
+    if policy_class == PolicyClass.READ and mutating:
+        c.problem(f"{where}.policyClass", "'read' contradicts mutating: true; declare 'mutate' with a hitlTier")
+    if styling:
+        literals = colour_literals(styling)
+        if literals:
+            c.problem(
+                f"{where}.stylingFragment",
+                f"raw colour literal {', '.join(repr(x) for x in literals)}; use a theme token or words",
+            )
+    _label(c, before, tool_id)
+    return descriptor
+
+
+def _label(c: _Checker, before: int, tool_id: str) -> None:
+    """Name the tool in every problem found inside it: a location alone is hard to find in 350 tools."""
+    if not tool_id:
+        return
+    label = f" (tool {tool_id})"
+    for k in range(before, len(c.problems)):
+        if not c.problems[k].endswith(label):
+            c.problems[k] += label
+
+
+def _parse_keyword_map(obj: dict[str, Any], where: str, c: _Checker) -> dict[str, list[str]]:
+    if "ragKeywords" not in obj or obj["ragKeywords"] is None:
+        return {}
+    value = c.obj(obj["ragKeywords"], f"{where}.ragKeywords")
+    if value is None:
+        return {}
+    out: dict[str, list[str]] = {}
+    for lang, words in value.items():
+        out[lang] = c.strings(words, f"{where}.ragKeywords.{lang}")
+    return out
+
+
+def _check_tool_ids(manifest: Manifest, c: _Checker, *, fold_collisions: bool) -> None:
+    c.unique(((f"tools[{i}].id", t.declared_id) for i, t in enumerate(manifest.tools) if t.declared_id), "tool id")
+    if not fold_collisions:
+        return
+    folded: list[tuple[str, str]] = []
+    spellings: dict[str, str] = {}
+    for i, tool in enumerate(manifest.tools):
+        if not tool.declared_id:
+            continue
+        names = [(f"tools[{i}].id", tool.declared_id)]
+        names += [(f"tools[{i}].aliases[{j}]", alias) for j, alias in enumerate(tool.aliases)]
+        own: set[str] = set()
+        for where, name in names:
+            key = canonical_key(name)
+            if key in own:
+                continue  # an alias that folds to the tool's own key is merely redundant
+            own.add(key)
+            folded.append((where, key))
+            spellings.setdefault(key, name)
+    seen: dict[str, str] = {}
+    for where, key in folded:
+        if key in seen:
+            c.problem(
+                where,
+                f"canonical key {key!r} collides with {seen[key]} ({spellings[key]!r}); "
+                "two spellings of one key would route to one owner",
+            )
+        else:
+            seen[key] = where
+
+
+def _parse_profiles(
+    data: dict[str, Any], manifest: Manifest, c: _Checker, tools_by_id: dict[str, Descriptor]
+) -> None:
+    for i, raw in enumerate(c.list(data.get("profiles", []), "profiles")):
+        where = f"profiles[{i}]"
+        obj = c.obj(raw, where)
+        if obj is None:
+            continue
+        c.keys(obj, where, ("id", "clinical", "availability"), ("include",))
+        profile_id = c.nonempty(obj, "id", where)
+        clinical = c.boolean(obj, "clinical", where)
+        availability = c.strings(obj.get("availability", []), f"{where}.availability")
+        allowed = [a.value for a in Availability]
+        for j, value in enumerate(availability):
+            if value not in allowed:
+                c.problem(f"{where}.availability[{j}]", f"unknown value {value!r}; expected one of {', '.join(allowed)}")
+        include = c.strings(obj.get("include", []), f"{where}.include")
+        _check_tool_refs(include, f"{where}.include", set(tools_by_id), c, "included tool")
+        if clinical:
+            if any(a != Availability.PRODUCTION for a in availability):
+                c.problem(f"{where}.availability", f"a clinical profile activates production tools only (profile {profile_id})")
+            for j, tool_id in enumerate(include):
+                tool = tools_by_id.get(tool_id)
+                if tool is not None and tool.availability != Availability.PRODUCTION:
+                    c.problem(
+                        f"{where}.include[{j}]",
+                        f"clinical profile {profile_id!r} includes {tool.availability} tool {tool_id!r}; "
+                        "only production tools may be active under a clinical profile",
+                    )
+        manifest.profiles.append(Profile(id=profile_id, clinical=clinical, availability=availability, include=include))
+    c.unique(((f"profiles[{i}].id", p.id) for i, p in enumerate(manifest.profiles) if p.id), "profile id")
+
+
+def _parse_floors(data: dict[str, Any], manifest: Manifest, c: _Checker, tool_ids: set[str]) -> None:
+    for i, raw in enumerate(c.list(data.get("forcedFloors", []), "forcedFloors")):
+        where = f"forcedFloors[{i}]"
+        obj = c.obj(raw, where)
+        if obj is None:
+            continue
+        c.keys(obj, where, ("id", "trigger", "tools"), ())
+        tools = c.strings(obj.get("tools", []), f"{where}.tools")
+        _check_tool_refs(tools, f"{where}.tools", tool_ids, c, "floor tool")
+        manifest.forced_floors.append(
+            ForcedFloor(
+                id=c.nonempty(obj, "id", where),
+                trigger=c.enum(obj, "trigger", where, FloorTrigger),
+                tools=tools,
+            )
+        )
+    c.unique(((f"forcedFloors[{i}].id", f.id) for i, f in enumerate(manifest.forced_floors) if f.id), "forced floor id")
+
+
+# --- tucan-tools/v1 --------------------------------------------------------------------------------
+
+_TUCAN_TOP_REQUIRED = ("format", "agents", "tools")
+_TUCAN_TOP_OPTIONAL = ("source", "baselineCount", "teams", "ownership")
+_TUCAN_TOOL_KEYS = ("id", "description", "category", "inputSchema", "metadata")
+_TUCAN_META_REQUIRED = ("mutating",)
+_TUCAN_META_OPTIONAL = ("ragDescription", "ragKeywords", "alwaysInclude", "outputInstructions", "outputContainsIds")
+
+# TUCAN gives one flat keyword list; the findings detect each keyword's language later.
+UNDETERMINED_LANGUAGE = "und"
+
+
+def _parse_tucan(data: dict[str, Any], manifest: Manifest, c: _Checker, known_team_ids: set[str]) -> None:
+    c.keys(data, "", _TUCAN_TOP_REQUIRED, _TUCAN_TOP_OPTIONAL)
+    _parse_source(data, manifest, c, required=False)
+    _parse_baseline(data, manifest, c)
+    _parse_teams(data, manifest, c)
+    _parse_ownership(data, manifest, c, known_team_ids)
+    for i, raw in enumerate(c.list(data.get("agents", []), "agents")):
+        where = f"agents[{i}]"
+        obj = c.obj(raw, where)
+        if obj is None:
+            continue
+        c.keys(obj, where, ("id", "categories"), ())
+        manifest.agents.append(
+            Agent(id=c.nonempty(obj, "id", where), categories=c.strings(obj.get("categories", []), f"{where}.categories"))
+        )
+    c.unique(((f"agents[{i}].id", a.id) for i, a in enumerate(manifest.agents) if a.id), "agent id")
+    for i, raw in enumerate(c.list(data.get("tools", []), "tools")):
+        descriptor = _parse_tucan_tool(raw, f"tools[{i}]", c)
+        if descriptor is not None:
+            manifest.tools.append(descriptor)
+    # TUCAN allows ids that fold together (show-modal vs show_modal): findings flag them, import does not.
+    _check_tool_ids(manifest, c, fold_collisions=False)
+
+
+def _parse_tucan_tool(raw: Any, where: str, c: _Checker) -> Descriptor | None:
+    obj = c.obj(raw, where)
+    if obj is None:
+        return None
+    before = len(c.problems)
+    c.keys(obj, where, _TUCAN_TOOL_KEYS, ())
+    tool_id = c.nonempty(obj, "id", where)
+    category = c.nonempty(obj, "category", where)
+    schema: dict[str, Any] | None = None
+    if "inputSchema" in obj:
+        schema = c.obj(obj["inputSchema"], f"{where}.inputSchema")
+    meta = c.obj(obj.get("metadata", {}), f"{where}.metadata") or {}
+    mwhere = f"{where}.metadata"
+    c.keys(meta, mwhere, _TUCAN_META_REQUIRED, _TUCAN_META_OPTIONAL)
+    keywords: dict[str, list[str]] = {}
+    if meta.get("ragKeywords") is not None:
+        flat = c.strings(meta["ragKeywords"], f"{mwhere}.ragKeywords")
+        if flat:
+            keywords = {UNDETERMINED_LANGUAGE: flat}
+    descriptor = Descriptor(
+        declared_id=tool_id,
+        plane=Plane.BUSINESS.value,
+        module=category,
+        category=category,
+        availability=Availability.PRODUCTION.value,
+        mutating=c.boolean(meta, "mutating", mwhere),
+        retry_class=RetryClass.NONE.value,
+        idempotency=Idempotency.NONE.value,
+        description=c.string(obj, "description", where),
+        rag_description=c.string(meta, "ragDescription", mwhere),
+        rag_keywords=keywords,
+        output_instructions=c.string(meta, "outputInstructions", mwhere, nullable=True),
+        output_contains_ids=c.boolean(meta, "outputContainsIds", mwhere),
+        always_include=c.boolean(meta, "alwaysInclude", mwhere),
+        input_schema=schema,
+    )
+    _label(c, before, tool_id)
+    return descriptor
+

@@ -1,0 +1,71 @@
+"""The seeds' enumerations, spelled exactly as the manifests spell them."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class System(StrEnum):
+    CONDOR = "condor"
+    TUCAN = "tucan"
+
+
+class Plane(StrEnum):
+    BUSINESS = "business"
+    PLANNER_CONTROL = "planner-control"
+    AGENT_CONTROL = "agent-control"
+
+
+class Availability(StrEnum):
+    PRODUCTION = "production"
+    PREVIEW = "preview"
+    DEMO_ONLY = "demo-only"
+
+
+class PolicyClass(StrEnum):
+    READ = "read"
+    MUTATE = "mutate"
+
+
+class RetryClass(StrEnum):
+    NONE = "none"
+    TRANSIENT = "transient"
+
+
+class Idempotency(StrEnum):
+    NONE = "none"
+    NATURAL = "natural"
+    DURABLE_REQUIRED = "durable-required"
+
+
+class HitlTier(StrEnum):
+    HIGH = "high"
+    LOW = "low"
+
+
+class FloorTrigger(StrEnum):
+    ATTACHMENTS = "attachments"
+    MULTI_ENTITY_INTAKE = "multi-entity-intake"
+
+
+class ChangeKind(StrEnum):
+    ADDED = "added"
+    REMOVED = "removed"
+    CHANGED = "changed"
+
+
+# The axes whose change needs a safety officer's sign-off.
+SAFETY_RELEVANT_FIELDS: tuple[str, ...] = (
+    "plane",
+    "availability",
+    "policy_class",
+    "policy_domain",
+    "mutating",
+    "retry_class",
+    "idempotency",
+    "hitl_tier",
+    "always_include",
+)
+
+# Wildcard module in an ownership rule.
+ANY_MODULE = "*"

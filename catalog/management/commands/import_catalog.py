@@ -1,0 +1,37 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from catalog.domain.manifest import ManifestError
+from catalog.services.imports import catalog_import
+
+
+class Command(BaseCommand):
+    help = "Import a catalog manifest (condor-catalog/v1 or tucan-tools/v1). Nothing changes if it has any problem."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("file", type=Path)
+        parser.add_argument("--as", dest="username", help="record this user as the importer")
+
+    def handle(self, *args: Any, file: Path, username: str | None, **options: Any) -> None:
+        try:
+            raw = file.read_bytes()
+        except OSError as exc:
+            raise CommandError(f"{file}: {exc.strerror}") from exc
+        user = None
+        if username:
+            user = get_user_model().objects.filter(username=username).first()
+            if user is None:
+                raise CommandError(f"--as {username}: no such user")
+        try:
+            result = catalog_import(raw=raw, via=f"cli {file.name}", imported_by=user)
+        except ManifestError as exc:
+            lines = "\n".join(f"  {problem}" for problem in exc.problems)
+            raise CommandError(
+                f"{file}: manifest refused, {len(exc.problems)} problem(s); nothing was changed:\n{lines}"
+            ) from exc
+        self.stdout.write(result.summary())

@@ -1,0 +1,320 @@
+"""Catalog models: what the source repositories declare, mirrored field by field, and what we derive.
+
+Declared fields are written only by the import service; derived fields only by the derivations in
+`catalog/domain/` (called from the import service). Neither is edited by hand in the admin.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from datetime import datetime
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from .domain.vocabulary import (
+    Availability,
+    ChangeKind,
+    FloorTrigger,
+    HitlTier,
+    Idempotency,
+    Plane,
+    PolicyClass,
+    RetryClass,
+    System,
+)
+
+
+def _choices(enum: type) -> list[tuple[str, str]]:
+    return [(member.value, member.value) for member in enum]
+
+
+def _in(field: str, enum: type) -> Q:
+    return Q(**{f"{field}__in": [member.value for member in enum]})
+
+
+class Team(models.Model):
+    """An owning team; shared by both systems, created or updated by imports, never deleted by one."""
+
+    slug = models.CharField(max_length=100, unique=True)
+    name = models.CharField(max_length=200)
+    oncall = models.CharField("on-call handle", max_length=200, blank=True)
+    channel = models.CharField(max_length=200, blank=True)
+    escalation = models.TextField(blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class OwnershipRule(models.Model):
+    """(plane, module or "*") → team, per system. The owner of a tool is derived from these."""
+
+    system = models.CharField(max_length=10, choices=_choices(System))
+    plane = models.CharField(max_length=20, choices=_choices(Plane))
+    module = models.CharField(max_length=100, help_text='a module, or "*" for any module of the plane')
+    team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="ownership_rules")
+
+    class Meta:
+        ordering = ["system", "plane", "module"]
+        constraints = [
+            models.UniqueConstraint(fields=["system", "plane", "module"], name="ownership_rule_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.system}: {self.plane}/{self.module} → {self.team.slug}"
+
+
+class CatalogProfile(models.Model):
+    """A catalog profile: which availabilities are active, whether it is clinical, explicit includes."""
+
+    system = models.CharField(max_length=10, choices=_choices(System), help_text="the manifest that declared it")
+    slug = models.CharField(max_length=100, unique=True)
+    clinical = models.BooleanField(default=False)
+    availabilities = models.JSONField(default=list)
+    includes = models.JSONField(default=list, help_text="declared tool ids included explicitly")
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class ForcedFloor(models.Model):
+    """Ids forced into the candidate set on a trigger; floors lead the ordered set."""
+
+    system = models.CharField(max_length=10, choices=_choices(System))
+    slug = models.CharField(max_length=100)
+    trigger = models.CharField(max_length=30, choices=_choices(FloorTrigger))
+    tool_ids = models.JSONField(default=list, help_text="ordered declared tool ids")
+
+    class Meta:
+        ordering = ["system", "slug"]
+        constraints = [
+            models.UniqueConstraint(fields=["system", "slug"], name="forced_floor_unique"),
+            models.CheckConstraint(condition=_in("trigger", FloorTrigger), name="forced_floor_trigger_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.slug} ({self.trigger})"
+
+
+class Agent(models.Model):
+    """A TUCAN agent and the categories bound to it at construction."""
+
+    system = models.CharField(max_length=10, choices=_choices(System), default=System.TUCAN.value)
+    slug = models.CharField(max_length=100)
+    categories = models.JSONField(default=list)
+
+    class Meta:
+        ordering = ["system", "slug"]
+        constraints = [models.UniqueConstraint(fields=["system", "slug"], name="agent_unique")]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class CatalogRevision(models.Model):
+    """One accepted import of one system's manifest."""
+
+    system = models.CharField(max_length=10, choices=_choices(System))
+    number = models.PositiveIntegerField()
+    format = models.CharField(max_length=40)
+    manifest_sha256 = models.CharField(max_length=64)
+    source_repository = models.CharField(max_length=200, blank=True)
+    source_commit = models.CharField(max_length=100, blank=True)
+    imported_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    imported_via = models.CharField(max_length=200, help_text="cli, api token name, demo loader …")
+    created_at = models.DateTimeField(default=timezone.now)
+    baseline_count = models.PositiveIntegerField(null=True, blank=True, help_text="the manifest's audited baseline")
+    tool_count = models.PositiveIntegerField(help_text="live tools after this import")
+    business_tool_count = models.PositiveIntegerField(default=0, help_text="live business-plane tools after this import")
+    added_count = models.PositiveIntegerField(default=0)
+    removed_count = models.PositiveIntegerField(default=0)
+    changed_count = models.PositiveIntegerField(default=0)
+    safety_change_count = models.PositiveIntegerField(default=0)
+    config_changes = models.JSONField(
+        default=dict, blank=True, help_text="teams/ownership/profiles/forcedFloors/agents/baselineCount: old and new"
+    )
+
+    class Meta:
+        ordering = ["system", "-number"]
+        constraints = [models.UniqueConstraint(fields=["system", "number"], name="revision_number_unique")]
+        indexes = [models.Index(fields=["system", "manifest_sha256"], name="revision_sha_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.system} r{self.number}"
+
+
+class CatalogState(models.Model):
+    """One row per system: imports lock it (SELECT … FOR UPDATE) so two imports never interleave."""
+
+    system = models.CharField(max_length=10, choices=_choices(System), unique=True)
+    current_revision = models.ForeignKey(
+        CatalogRevision, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+
+    def __str__(self) -> str:
+        return self.system
+
+
+class ToolQuerySet(models.QuerySet["Tool"]):
+    def live(self) -> ToolQuerySet:
+        return self.filter(retired_in__isnull=True)
+
+
+class Tool(models.Model):
+    """A declared tool: every descriptor axis is its own queryable field."""
+
+    system = models.CharField(max_length=10, choices=_choices(System))
+    declared_id = models.CharField(max_length=200)
+    # --- declared (written only by the import service) ---
+    plane = models.CharField(max_length=20, choices=_choices(Plane))
+    module = models.CharField(max_length=100)
+    category = models.CharField(max_length=100, blank=True, help_text="TUCAN category")
+    availability = models.CharField(max_length=20, choices=_choices(Availability))
+    policy_class = models.CharField(max_length=10, choices=_choices(PolicyClass), null=True, blank=True)
+    policy_domain = models.CharField(max_length=100, null=True, blank=True)
+    mutating = models.BooleanField()
+    retry_class = models.CharField(max_length=20, choices=_choices(RetryClass))
+    idempotency = models.CharField(max_length=20, choices=_choices(Idempotency))
+    hitl_tier = models.CharField("HITL tier", max_length=10, choices=_choices(HitlTier), null=True, blank=True)
+    description = models.TextField(blank=True, help_text="TUCAN tool description")
+    rag_description = models.TextField(blank=True)
+    rag_keywords = models.JSONField(default=dict, blank=True, help_text='{"en": [...], "de": [...]}')
+    instruction_fragment = models.TextField(null=True, blank=True)
+    styling_fragment = models.TextField(null=True, blank=True)
+    output_instructions = models.TextField(null=True, blank=True)
+    output_contains_ids = models.BooleanField(default=False)
+    always_include = models.BooleanField(default=False)
+    metadata_ref = models.CharField(max_length=300, null=True, blank=True)
+    source_path = models.CharField(max_length=300, null=True, blank=True)
+    aliases = models.JSONField(default=list, blank=True)
+    input_schema = models.JSONField(null=True, blank=True)
+    content_hash = models.CharField(max_length=64, help_text="SHA-256 of the declared fields")
+    # --- derived (written only from catalog.domain derivations) ---
+    canonical_key = models.CharField(max_length=200, db_index=True)
+    llm_name = models.CharField("LLM name", max_length=200, db_index=True)
+    is_mutating = models.BooleanField(help_text="the mutating predicate")
+    effective_policy_class = models.CharField(max_length=10, choices=_choices(PolicyClass))
+    effective_retry_class = models.CharField(max_length=20, choices=_choices(RetryClass))
+    owner = models.ForeignKey(Team, null=True, blank=True, on_delete=models.PROTECT, related_name="tools")
+    owner_rule = models.ForeignKey(
+        OwnershipRule, null=True, blank=True, on_delete=models.SET_NULL, related_name="tools"
+    )
+    # --- lifecycle ---
+    first_revision = models.ForeignKey(CatalogRevision, on_delete=models.PROTECT, related_name="+")
+    last_changed_revision = models.ForeignKey(CatalogRevision, on_delete=models.PROTECT, related_name="+")
+    retired_in = models.ForeignKey(
+        CatalogRevision, null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+        help_text="the revision whose manifest no longer declared this tool",
+    )
+
+    objects = ToolQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["system", "declared_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["system", "declared_id"], name="tool_declared_id_unique"),
+            # The seed's compile-time rule, now a database rule: a mutate descriptor declares its tier.
+            # (isnull spelled out: `NULL IN (...)` is unknown, and an unknown CHECK passes.)
+            models.CheckConstraint(
+                condition=~Q(policy_class=PolicyClass.MUTATE.value)
+                | (Q(hitl_tier__isnull=False) & Q(hitl_tier__in=[t.value for t in HitlTier])),
+                name="tool_mutate_requires_hitl_tier",
+            ),
+            # Mutating tools are never retried, whatever they declare.
+            models.CheckConstraint(
+                condition=Q(is_mutating=False) | Q(effective_retry_class=RetryClass.NONE.value),
+                name="tool_mutating_never_retried",
+            ),
+            models.CheckConstraint(
+                condition=Q(is_mutating=False) | Q(effective_policy_class=PolicyClass.MUTATE.value),
+                name="tool_mutating_is_mutate_class",
+            ),
+            models.CheckConstraint(condition=_in("plane", Plane), name="tool_plane_valid"),
+            models.CheckConstraint(condition=_in("availability", Availability), name="tool_availability_valid"),
+            models.CheckConstraint(condition=_in("retry_class", RetryClass), name="tool_retry_class_valid"),
+            models.CheckConstraint(condition=_in("idempotency", Idempotency), name="tool_idempotency_valid"),
+        ]
+        indexes = [
+            models.Index(fields=["system", "plane", "module"], name="tool_plane_module_idx"),
+            models.Index(fields=["retired_in"], name="tool_retired_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.system}:{self.declared_id}"
+
+    @property
+    def is_live(self) -> bool:
+        return self.retired_in_id is None
+
+
+class ToolChange(models.Model):
+    """One tool's change in one revision: added, removed or changed, with old and new of every field."""
+
+    revision = models.ForeignKey(CatalogRevision, on_delete=models.CASCADE, related_name="changes")
+    tool = models.ForeignKey(Tool, on_delete=models.PROTECT, related_name="changes")
+    declared_id = models.CharField(max_length=200)
+    kind = models.CharField(max_length=10, choices=_choices(ChangeKind))
+    fields = models.JSONField(default=dict, help_text="{field: [old, new]}")
+    safety_fields = models.JSONField(default=list, help_text="the safety-relevant axes that changed")
+    safety_relevant = models.BooleanField(default=False, db_index=True)
+
+    class Meta:
+        ordering = ["revision", "declared_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["revision", "tool"], name="tool_change_unique"),
+            models.CheckConstraint(condition=_in("kind", ChangeKind), name="tool_change_kind_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.revision}: {self.kind} {self.declared_id}"
+
+
+def _hash_token(raw: str) -> str:
+    return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+
+class ApiToken(models.Model):
+    """A service's bearer token; only its SHA-256 is stored (the token is shown once)."""
+
+    SCOPES = ("catalog", "approvals", "rag", "cards")
+
+    name = models.CharField(max_length=100, unique=True)
+    prefix = models.CharField(max_length=12, help_text="first characters, to recognise a token")
+    token_hash = models.CharField(max_length=64, unique=True)
+    scopes = models.JSONField(default=list)
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
+
+    @staticmethod
+    def generate() -> str:
+        return "cnd_" + secrets.token_urlsafe(32)
+
+    @staticmethod
+    def hash(raw: str) -> str:
+        return _hash_token(raw)
+
+    def is_usable(self, now: datetime | None = None) -> bool:
+        now = now or timezone.now()
+        if self.revoked_at is not None:
+            return False
+        return self.expires_at is None or self.expires_at > now

@@ -1,0 +1,163 @@
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from catalog.models import ApiToken
+
+
+@pytest.fixture(autouse=True)
+def _fast_hasher(settings: Any) -> None:
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+def rag(tool: str) -> str:
+    return (
+        f"USE WHEN: the clinician asks to {tool}.\n"
+        f"DO NOT USE WHEN: the request is about something other than {tool}.\n"
+        "REQUIRES: a patient in context.\n"
+        f"PRODUCES: the result of {tool}."
+    )
+
+
+def condor_tool(tool_id: str, **overrides: Any) -> dict[str, Any]:
+    """A valid read descriptor; override any key (None deletes it)."""
+    tool: dict[str, Any] = {
+        "id": tool_id,
+        "plane": "business",
+        "module": "medication",
+        "availability": "production",
+        "policyClass": "read",
+        "policyDomain": "medication",
+        "mutating": False,
+        "retryClass": "transient",
+        "idempotency": "natural",
+        "hitlTier": None,
+        "ragDescription": rag(tool_id),
+        "ragKeywords": {"en": [tool_id], "de": [tool_id + " (de)"]},
+        "outputContainsIds": False,
+        "alwaysInclude": False,
+        "aliases": [],
+    }
+    for key, value in overrides.items():
+        if value is None and key not in ("policyClass", "hitlTier", "policyDomain"):
+            tool.pop(key, None)
+        else:
+            tool[key] = value
+    return tool
+
+
+def mutate_tool(tool_id: str, **overrides: Any) -> dict[str, Any]:
+    base = {
+        "policyClass": "mutate",
+        "mutating": True,
+        "retryClass": "none",
+        "idempotency": "durable-required",
+        "hitlTier": "high",
+    }
+    base.update(overrides)
+    return condor_tool(tool_id, **base)
+
+
+def condor_manifest(tools: list[dict[str, Any]] | None = None, **overrides: Any) -> dict[str, Any]:
+    manifest: dict[str, Any] = {
+        "format": "condor-catalog/v1",
+        "source": {"repository": "ddx-api", "commit": "c0ffee"},
+        "baselineCount": 2,
+        "teams": [
+            {"id": "meds", "name": "Clinical Medication", "oncall": "@meds-oncall", "channel": "#meds",
+             "escalation": "Page the medication lead"},
+            {"id": "core", "name": "Condor Core", "oncall": "@core-oncall", "channel": "#core",
+             "escalation": "Page the platform lead"},
+        ],
+        "ownership": [
+            {"plane": "business", "module": "medication", "team": "meds"},
+            {"plane": "business", "module": "*", "team": "core"},
+            {"plane": "planner-control", "module": "*", "team": "core"},
+        ],
+        "profiles": [
+            {"id": "clinical-production", "clinical": True, "availability": ["production"], "include": []},
+            {"id": "demo", "clinical": False, "availability": ["production", "preview", "demo-only"]},
+        ],
+        "forcedFloors": [{"id": "intake", "trigger": "multi-entity-intake", "tools": ["listActiveMedications"]}],
+        "tools": tools
+        if tools is not None
+        else [mutate_tool("prescribeMedication"), condor_tool("listActiveMedications")],
+    }
+    manifest.update(overrides)
+    return manifest
+
+
+def tucan_tool(tool_id: str, category: str = "ui", **meta: Any) -> dict[str, Any]:
+    metadata: dict[str, Any] = {
+        "ragDescription": rag(tool_id),
+        "ragKeywords": [tool_id, tool_id + " öffnen"],
+        "mutating": False,
+        "alwaysInclude": False,
+        "outputInstructions": None,
+    }
+    metadata.update(meta)
+    return {
+        "id": tool_id,
+        "description": f"{tool_id} tool",
+        "category": category,
+        "inputSchema": {"type": "object", "properties": {}},
+        "metadata": metadata,
+    }
+
+
+def tucan_manifest(tools: list[dict[str, Any]] | None = None, **overrides: Any) -> dict[str, Any]:
+    manifest: dict[str, Any] = {
+        "format": "tucan-tools/v1",
+        "agents": [{"id": "clinical", "categories": ["ui", "medications"]}],
+        "tools": tools if tools is not None else [tucan_tool("show-modal"), tucan_tool("create-prescription",
+                                                                                     "medications", mutating=True)],
+    }
+    manifest.update(overrides)
+    return manifest
+
+
+def encode(manifest: dict[str, Any]) -> bytes:
+    return json.dumps(manifest).encode("utf-8")
+
+
+@pytest.fixture
+def manifests() -> Any:
+    class Builders:
+        condor = staticmethod(condor_manifest)
+        tucan = staticmethod(tucan_manifest)
+        condor_tool = staticmethod(condor_tool)
+        mutate_tool = staticmethod(mutate_tool)
+        tucan_tool = staticmethod(tucan_tool)
+        encode = staticmethod(encode)
+        copy = staticmethod(copy.deepcopy)
+
+    return Builders
+
+
+@pytest.fixture
+def make_token(db: Any) -> Callable[..., str]:
+    def make(name: str = "runtime", scopes: tuple[str, ...] = ("catalog",), **fields: Any) -> str:
+        raw = ApiToken.generate()
+        ApiToken.objects.create(
+            name=name, prefix=raw[:10], token_hash=ApiToken.hash(raw), scopes=list(scopes), **fields
+        )
+        return raw
+
+    return make
+
+
+def on_postgres() -> bool:
+    return connection.vendor == "postgresql"
+
+
+requires_postgres = pytest.mark.skipif(
+    "postgresql" not in settings.DATABASES["default"]["ENGINE"],
+    reason="needs a real PostgreSQL server: set DATABASE_URL (CI does)",
+)
