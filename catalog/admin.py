@@ -39,8 +39,17 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 @admin.register(Tool)
 class ToolAdmin(ReadOnlyAdmin):
     list_display = (
-        "declared_id", "system", "plane", "module", "owner", "availability", "effective_policy_class",
-        "is_mutating", "hitl_tier", "effective_retry_class", "retired_in",
+        "declared_id",
+        "system",
+        "plane",
+        "module",
+        "owner",
+        "availability",
+        "effective_policy_class",
+        "is_mutating",
+        "hitl_tier",
+        "effective_retry_class",
+        "retired_in",
     )
     list_filter = ("system", "plane", "availability", "effective_policy_class", "is_mutating", "hitl_tier", "owner")
     search_fields = ("declared_id", "canonical_key", "llm_name", "rag_description")
@@ -90,8 +99,15 @@ class ToolChangeInline(admin.TabularInline):
 @admin.register(CatalogRevision)
 class CatalogRevisionAdmin(ReadOnlyAdmin):
     list_display = (
-        "__str__", "created_at", "imported_via", "tool_count", "baseline_count", "added_count",
-        "removed_count", "changed_count", "safety_change_count",
+        "__str__",
+        "created_at",
+        "imported_via",
+        "tool_count",
+        "baseline_count",
+        "added_count",
+        "removed_count",
+        "changed_count",
+        "safety_change_count",
     )
     list_filter = ("system",)
     inlines = [ToolChangeInline]

@@ -7,7 +7,7 @@ from datetime import datetime
 from django.conf import settings
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
-from ninja import Router, Schema
+from ninja import Router, Schema, Status
 
 from .auth import ScopedBearer
 from .domain.manifest import ManifestError
@@ -67,16 +67,29 @@ class RevisionDetailOut(RevisionOut):
     response={200: ImportOut, 201: ImportOut, 413: ErrorOut, 422: ErrorOut},
     summary="Import a catalog manifest (the request body is the manifest JSON)",
 )
-def import_revision(request: HttpRequest) -> tuple[int, dict[str, object]]:
+def import_revision(request: HttpRequest) -> Status[dict[str, object]]:
     limit = settings.CONDOR_MAX_MANIFEST_BYTES
-    if len(request.body) > limit:
-        return 413, {"detail": f"manifest is {len(request.body)} bytes; the limit is {limit} bytes"}
+    # Check the declared length before reading the body: an oversized manifest is never buffered.
+    try:
+        declared = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        declared = 0
+    size = declared or len(request.body)
+    if size > limit:
+        return Status(
+            413, {"detail": f"manifest is {size} bytes; the limit is {limit} bytes (CONDOR_MAX_MANIFEST_BYTES)"}
+        )
     token = request.auth  # type: ignore[attr-defined]
     try:
         result = catalog_import(raw=request.body, via=f"api token {token.name}")
     except ManifestError as exc:
-        return 422, {"detail": f"manifest refused: {len(exc.problems)} problem(s); nothing was changed",
-                     "errors": exc.problems}
+        return Status(
+            422,
+            {
+                "detail": f"manifest refused: {len(exc.problems)} problem(s); nothing was changed",
+                "errors": exc.problems,
+            },
+        )
     body = {
         "unchanged": result.unchanged,
         "summary": result.summary(),
@@ -86,7 +99,7 @@ def import_revision(request: HttpRequest) -> tuple[int, dict[str, object]]:
         "changed": result.changed,
         "safety_relevant": result.safety_relevant,
     }
-    return (200 if result.unchanged else 201), body
+    return Status(200 if result.unchanged else 201, body)
 
 
 @router.get("/revisions", response=list[RevisionOut], summary="Recent revisions, newest first")
@@ -101,5 +114,8 @@ def list_revisions(request: HttpRequest, system: str | None = None, limit: int =
 def get_revision(request: HttpRequest, system: str, number: int) -> dict[str, object]:
     revision = get_object_or_404(CatalogRevision, system=system, number=number)
     changes = ToolChange.objects.filter(revision=revision).order_by("declared_id")
-    return {**RevisionOut.from_orm(revision).dict(), "config_changes": revision.config_changes,
-            "changes": list(changes)}
+    return {
+        **RevisionOut.from_orm(revision).dict(),
+        "config_changes": revision.config_changes,
+        "changes": list(changes),
+    }

@@ -137,7 +137,9 @@ class CatalogRevision(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     baseline_count = models.PositiveIntegerField(null=True, blank=True, help_text="the manifest's audited baseline")
     tool_count = models.PositiveIntegerField(help_text="live tools after this import")
-    business_tool_count = models.PositiveIntegerField(default=0, help_text="live business-plane tools after this import")
+    business_tool_count = models.PositiveIntegerField(
+        default=0, help_text="live business-plane tools after this import"
+    )
     added_count = models.PositiveIntegerField(default=0)
     removed_count = models.PositiveIntegerField(default=0)
     changed_count = models.PositiveIntegerField(default=0)
@@ -215,7 +217,11 @@ class Tool(models.Model):
     first_revision = models.ForeignKey(CatalogRevision, on_delete=models.PROTECT, related_name="+")
     last_changed_revision = models.ForeignKey(CatalogRevision, on_delete=models.PROTECT, related_name="+")
     retired_in = models.ForeignKey(
-        CatalogRevision, null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+        CatalogRevision,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
         help_text="the revision whose manifest no longer declared this tool",
     )
 

@@ -19,9 +19,7 @@ api.add_router("/catalog", catalog_router)
 
 @api.exception_handler(AuthenticationError)
 def unauthorized(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
-    return api.create_response(
-        request, {"detail": "missing, unknown, expired or revoked bearer token"}, status=401
-    )
+    return api.create_response(request, {"detail": "missing, unknown, expired or revoked bearer token"}, status=401)
 
 
 @api.exception_handler(ValidationError)

@@ -120,7 +120,8 @@ CONDOR_ACTIVE_PROFILE = os.environ.get("CONDOR_ACTIVE_PROFILE", "")
 
 # Largest manifest the API accepts, in bytes.
 CONDOR_MAX_MANIFEST_BYTES = int(os.environ.get("CONDOR_MAX_MANIFEST_BYTES", str(32 * 1024 * 1024)))
-DATA_UPLOAD_MAX_MEMORY_SIZE = CONDOR_MAX_MANIFEST_BYTES
+# Django's own cap sits above it, so the API answers an oversized manifest with its clear 413 first.
+DATA_UPLOAD_MAX_MEMORY_SIZE = CONDOR_MAX_MANIFEST_BYTES + 1024 * 1024
 
 LOGGING = {
     "version": 1,

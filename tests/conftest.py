@@ -71,10 +71,20 @@ def condor_manifest(tools: list[dict[str, Any]] | None = None, **overrides: Any)
         "source": {"repository": "ddx-api", "commit": "c0ffee"},
         "baselineCount": 2,
         "teams": [
-            {"id": "meds", "name": "Clinical Medication", "oncall": "@meds-oncall", "channel": "#meds",
-             "escalation": "Page the medication lead"},
-            {"id": "core", "name": "Condor Core", "oncall": "@core-oncall", "channel": "#core",
-             "escalation": "Page the platform lead"},
+            {
+                "id": "meds",
+                "name": "Clinical Medication",
+                "oncall": "@meds-oncall",
+                "channel": "#meds",
+                "escalation": "Page the medication lead",
+            },
+            {
+                "id": "core",
+                "name": "Condor Core",
+                "oncall": "@core-oncall",
+                "channel": "#core",
+                "escalation": "Page the platform lead",
+            },
         ],
         "ownership": [
             {"plane": "business", "module": "medication", "team": "meds"},
@@ -116,8 +126,9 @@ def tucan_manifest(tools: list[dict[str, Any]] | None = None, **overrides: Any) 
     manifest: dict[str, Any] = {
         "format": "tucan-tools/v1",
         "agents": [{"id": "clinical", "categories": ["ui", "medications"]}],
-        "tools": tools if tools is not None else [tucan_tool("show-modal"), tucan_tool("create-prescription",
-                                                                                     "medications", mutating=True)],
+        "tools": tools
+        if tools is not None
+        else [tucan_tool("show-modal"), tucan_tool("create-prescription", "medications", mutating=True)],
     }
     manifest.update(overrides)
     return manifest

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 # Declared fields, in the order the console shows them. The content hash covers exactly these.
@@ -61,9 +61,8 @@ class Descriptor:
     input_schema: dict[str, Any] | None = None
 
     def declared(self) -> dict[str, Any]:
-        """The declared fields as plain values (what a revision diff compares)."""
-        values = asdict(self)
-        return {name: values[name] for name in DECLARED_FIELDS}
+        """The declared fields as plain values (what a revision diff compares). Shallow: do not mutate."""
+        return {name: getattr(self, name) for name in DECLARED_FIELDS}
 
     def content_hash(self) -> str:
         return content_hash(self.declared())

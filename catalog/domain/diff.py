@@ -10,7 +10,9 @@ from .vocabulary import SAFETY_RELEVANT_FIELDS
 
 def field_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, list[Any]]:
     """{field: [old, new]} for every field whose value differs."""
-    return {name: [old.get(name), new.get(name)] for name in sorted(set(old) | set(new)) if old.get(name) != new.get(name)}
+    return {
+        name: [old.get(name), new.get(name)] for name in sorted(set(old) | set(new)) if old.get(name) != new.get(name)
+    }
 
 
 def safety_fields(changed: Mapping[str, Any]) -> list[str]:

@@ -16,7 +16,6 @@ from .colours import colour_literals
 from .descriptor import Descriptor
 from .keys import canonical_key
 from .vocabulary import (
-    ANY_MODULE,
     Availability,
     FloorTrigger,
     HitlTier,
@@ -114,9 +113,7 @@ def parse_manifest(data: Any, *, sha256: str = "", known_team_ids: Iterable[str]
         raise ManifestError([f"$: expected a JSON object, got {_type_name(data)}"])
     fmt = data.get("format")
     if fmt not in FORMATS:
-        raise ManifestError(
-            [f"format: unknown manifest format {fmt!r}; expected one of {', '.join(sorted(FORMATS))}"]
-        )
+        raise ManifestError([f"format: unknown manifest format {fmt!r}; expected one of {', '.join(sorted(FORMATS))}"])
     manifest = Manifest(system=FORMATS[fmt].value, format=fmt, sha256=sha256)
     if fmt == CONDOR_FORMAT:
         _parse_condor(data, manifest, checker, set(known_team_ids))
@@ -168,7 +165,9 @@ class _Checker:
         if value is None and nullable:
             return None
         if not isinstance(value, str):
-            self.problem(_join(where, key), f"expected a string{' or null' if nullable else ''}, got {_type_name(value)}")
+            self.problem(
+                _join(where, key), f"expected a string{' or null' if nullable else ''}, got {_type_name(value)}"
+            )
             return None if nullable else default
         return value
 
@@ -302,9 +301,7 @@ def _parse_ownership(data: dict[str, Any], manifest: Manifest, c: _Checker, know
     )
 
 
-def _check_tool_refs(
-    ids: list[str], where: str, tool_ids: set[str], c: _Checker, what: str
-) -> None:
+def _check_tool_refs(ids: list[str], where: str, tool_ids: set[str], c: _Checker, what: str) -> None:
     for j, tool_id in enumerate(ids):
         if tool_id not in tool_ids:
             c.problem(f"{where}[{j}]", f"{what} {tool_id!r} is not a tool in this manifest")
@@ -450,9 +447,7 @@ def _check_tool_ids(manifest: Manifest, c: _Checker, *, fold_collisions: bool) -
             seen[key] = where
 
 
-def _parse_profiles(
-    data: dict[str, Any], manifest: Manifest, c: _Checker, tools_by_id: dict[str, Descriptor]
-) -> None:
+def _parse_profiles(data: dict[str, Any], manifest: Manifest, c: _Checker, tools_by_id: dict[str, Descriptor]) -> None:
     for i, raw in enumerate(c.list(data.get("profiles", []), "profiles")):
         where = f"profiles[{i}]"
         obj = c.obj(raw, where)
@@ -465,12 +460,17 @@ def _parse_profiles(
         allowed = [a.value for a in Availability]
         for j, value in enumerate(availability):
             if value not in allowed:
-                c.problem(f"{where}.availability[{j}]", f"unknown value {value!r}; expected one of {', '.join(allowed)}")
+                c.problem(
+                    f"{where}.availability[{j}]", f"unknown value {value!r}; expected one of {', '.join(allowed)}"
+                )
         include = c.strings(obj.get("include", []), f"{where}.include")
         _check_tool_refs(include, f"{where}.include", set(tools_by_id), c, "included tool")
         if clinical:
             if any(a != Availability.PRODUCTION for a in availability):
-                c.problem(f"{where}.availability", f"a clinical profile activates production tools only (profile {profile_id})")
+                c.problem(
+                    f"{where}.availability",
+                    f"a clinical profile activates production tools only (profile {profile_id})",
+                )
             for j, tool_id in enumerate(include):
                 tool = tools_by_id.get(tool_id)
                 if tool is not None and tool.availability != Availability.PRODUCTION:
@@ -527,7 +527,9 @@ def _parse_tucan(data: dict[str, Any], manifest: Manifest, c: _Checker, known_te
             continue
         c.keys(obj, where, ("id", "categories"), ())
         manifest.agents.append(
-            Agent(id=c.nonempty(obj, "id", where), categories=c.strings(obj.get("categories", []), f"{where}.categories"))
+            Agent(
+                id=c.nonempty(obj, "id", where), categories=c.strings(obj.get("categories", []), f"{where}.categories")
+            )
         )
     c.unique(((f"agents[{i}].id", a.id) for i, a in enumerate(manifest.agents) if a.id), "agent id")
     for i, raw in enumerate(c.list(data.get("tools", []), "tools")):
@@ -576,4 +578,3 @@ def _parse_tucan_tool(raw: Any, where: str, c: _Checker) -> Descriptor | None:
     )
     _label(c, before, tool_id)
     return descriptor
-

@@ -11,7 +11,7 @@ from django.db import transaction
 from ..domain.descriptor import DECLARED_FIELDS, Descriptor
 from ..domain.diff import field_changes, safety_fields
 from ..domain.keys import canonical_key, llm_name
-from ..domain.manifest import Manifest, load_manifest
+from ..domain.manifest import Manifest, load_manifest, manifest_sha256
 from ..domain.ownership import derive_owner
 from ..domain.policy import effective_policy_class, effective_retry_class, is_mutating
 from ..domain.vocabulary import ChangeKind, Plane
@@ -75,13 +75,23 @@ def catalog_import(*, raw: bytes, via: str, imported_by: AbstractBaseUser | None
 
 
 def _import_locked(*, raw: bytes, via: str, imported_by: AbstractBaseUser | None) -> ImportResult:
+    # The byte-identical manifest of a system's current revision was valid and fully applied: skip parsing.
+    identical = (
+        CatalogState.objects.select_related("current_revision")
+        .filter(current_revision__manifest_sha256=manifest_sha256(raw))
+        .first()
+    )
+    if identical is not None:
+        return ImportResult(system=identical.system, revision=identical.current_revision, unchanged=True)
     manifest = load_manifest(raw, known_team_ids=Team.objects.values_list("slug", flat=True))
     system = manifest.system
     # Serialize imports of one system: the second waits here until the first commits, then diffs
     # against what the first wrote (never interleaved).
     state, _ = CatalogState.objects.get_or_create(system=system)
-    state = CatalogState.objects.select_for_update().select_related("current_revision").get(pk=state.pk)
-    latest = state.current_revision
+    # Lock the bare row, then read the revision in a new statement: under READ COMMITTED a joined
+    # read in the locking statement would see the revision row from before the wait (a stale number).
+    state = CatalogState.objects.select_for_update().get(pk=state.pk)
+    latest = CatalogRevision.objects.filter(pk=state.current_revision_id).first()
     if latest is not None and latest.manifest_sha256 == manifest.sha256:
         return ImportResult(system=system, revision=latest, unchanged=True)
 
@@ -178,13 +188,24 @@ def _import_locked(*, raw: bytes, via: str, imported_by: AbstractBaseUser | None
     if touched:
         Tool.objects.bulk_update(
             touched,
-            [*DECLARED_FIELDS, "content_hash", "canonical_key", "llm_name", "is_mutating",
-             "effective_policy_class", "effective_retry_class", "owner", "owner_rule",
-             "retired_in", "last_changed_revision"],
+            [
+                *DECLARED_FIELDS,
+                "content_hash",
+                "canonical_key",
+                "llm_name",
+                "is_mutating",
+                "effective_policy_class",
+                "effective_retry_class",
+                "owner",
+                "owner_rule",
+                "retired_in",
+                "last_changed_revision",
+            ],
             batch_size=500,
         )
     ToolChange.objects.bulk_create(changes, batch_size=1000)
-    _replace_config(manifest)
+    if {"profiles", "forcedFloors", "agents"} & set(config_changes):
+        _replace_config(manifest)
 
     live = Tool.objects.filter(system=system).live()
     revision.tool_count = live.count()
@@ -208,7 +229,9 @@ def _apply(tool: Tool, descriptor: Descriptor, rule_index: dict[tuple[str, str],
     for name, value in descriptor.declared().items():
         setattr(tool, name, value)
     tool.content_hash = descriptor.content_hash()
-    for name, value in derived_fields(descriptor, derive_owner(descriptor.plane, descriptor.module, rule_index)).items():
+    for name, value in derived_fields(
+        descriptor, derive_owner(descriptor.plane, descriptor.module, rule_index)
+    ).items():
         setattr(tool, name, value)
 
 
@@ -249,15 +272,16 @@ def _stored_sections(system: str, manifest_team_ids: list[str]) -> dict[str, Any
     return {
         # Teams are shared: compare only the teams this manifest declares.
         "teams": sorted(
-            [t.slug, t.name, t.oncall, t.channel, t.escalation]
-            for t in Team.objects.filter(slug__in=manifest_team_ids)
+            [t.slug, t.name, t.oncall, t.channel, t.escalation] for t in Team.objects.filter(slug__in=manifest_team_ids)
         ),
         "ownership": sorted(
             [r.plane, r.module, r.team.slug] for r in OwnershipRule.objects.filter(system=system).select_related("team")
         ),
         "profiles": sorted(
-            ([p.slug, p.clinical, sorted(p.availabilities), sorted(p.includes)]
-             for p in CatalogProfile.objects.filter(system=system)),
+            (
+                [p.slug, p.clinical, sorted(p.availabilities), sorted(p.includes)]
+                for p in CatalogProfile.objects.filter(system=system)
+            ),
             key=lambda x: str(x[0]),
         ),
         "forcedFloors": sorted(

@@ -9,8 +9,17 @@ from catalog.domain.metadata import metadata_v2
 
 @pytest.mark.parametrize(
     "text",
-    ["Use #fff for the header", "badge #A1B2C3", "text rgb(255, 0, 0)", "RGBA(0,0,0,.5) overlay",
-     "hsl(120 50% 50%)", "paint it red", "Severity in Crimson", "use transparent borders", "#ff000080 glow"],
+    [
+        "Use #fff for the header",
+        "badge #A1B2C3",
+        "text rgb(255, 0, 0)",
+        "RGBA(0,0,0,.5) overlay",
+        "hsl(120 50% 50%)",
+        "paint it red",
+        "Severity in Crimson",
+        "use transparent borders",
+        "#ff000080 glow",
+    ],
 )
 def test_colour_literals_are_found(text: str) -> None:
     assert colour_literals(text)
@@ -18,8 +27,13 @@ def test_colour_literals_are_found(text: str) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["Use the severity badge; list newest first.", "Show the dose in bold, route in brackets.",
-     "Group results by #1 priority", "Render as a table with headers", "use the theme token --danger"],
+    [
+        "Use the severity badge; list newest first.",
+        "Show the dose in bold, route in brackets.",
+        "Group results by #1 priority",
+        "Render as a table with headers",
+        "use the theme token --danger",
+    ],
 )
 def test_plain_styling_has_no_colour_literal(text: str) -> None:
     assert colour_literals(text) == []
@@ -31,9 +45,16 @@ def test_colour_literals_are_reported_in_order() -> None:
 
 def test_metadata_v2_is_a_projection_with_provenance() -> None:
     d = Descriptor(
-        declared_id="prescribeMedication", plane="business", module="medication", availability="production",
-        mutating=True, retry_class="transient", idempotency="durable-required", policy_class=None,
-        hitl_tier="high", metadata_ref="tools/medication/prescribe.rag.ts#meta",
+        declared_id="prescribeMedication",
+        plane="business",
+        module="medication",
+        availability="production",
+        mutating=True,
+        retry_class="transient",
+        idempotency="durable-required",
+        policy_class=None,
+        hitl_tier="high",
+        metadata_ref="tools/medication/prescribe.rag.ts#meta",
     )
     meta = metadata_v2(d, owner_team="meds")
     assert meta["canonicalKey"] == "prescribe.medication"

@@ -38,9 +38,18 @@ def test_first_import_mirrors_every_axis_and_derives(manifests: Any) -> None:
     assert result.revision.number == 1 and not result.unchanged
     assert sorted(result.added) == ["listActiveMedications", "prescribeMedication"]
     tool = Tool.objects.select_related("owner", "owner_rule").get(declared_id="prescribeMedication")
-    assert (tool.system, tool.plane, tool.module, tool.availability) == ("condor", "business", "medication", "production")
+    assert (tool.system, tool.plane, tool.module, tool.availability) == (
+        "condor",
+        "business",
+        "medication",
+        "production",
+    )
     assert (tool.policy_class, tool.hitl_tier, tool.idempotency, tool.retry_class) == (
-        "mutate", "high", "durable-required", "none")
+        "mutate",
+        "high",
+        "durable-required",
+        "none",
+    )
     assert tool.canonical_key == "prescribe.medication" and tool.llm_name == "prescribeMedication"
     assert tool.is_mutating and tool.effective_policy_class == "mutate" and tool.effective_retry_class == "none"
     assert tool.owner.slug == "meds" and (tool.owner_rule.plane, tool.owner_rule.module) == ("business", "medication")
@@ -148,13 +157,23 @@ def test_baseline_change_alone_is_a_revision(manifests: Any) -> None:
         lambda m: m["tools"].append(dict(m["tools"][1])),
         lambda m: m["tools"][1].update(id="prescribe_medication"),
         lambda m: m["tools"][1].update(stylingFragment="highlight in #ff0000"),
-        lambda m: m["profiles"][0].update(include=["generateDemoPatient"])
-        or m["tools"].append({**m["tools"][1], "id": "generateDemoPatient", "availability": "demo-only"}),
+        lambda m: (
+            m["profiles"][0].update(include=["generateDemoPatient"])
+            or m["tools"].append({**m["tools"][1], "id": "generateDemoPatient", "availability": "demo-only"})
+        ),
         lambda m: m["ownership"][0].update(team="ghosts"),
         lambda m: m.pop("format"),
     ],
-    ids=["mutate-without-tier", "unknown-enum", "duplicate-id", "key-collision", "colour-literal",
-         "clinical-includes-demo-only", "unknown-team", "no-format"],
+    ids=[
+        "mutate-without-tier",
+        "unknown-enum",
+        "duplicate-id",
+        "key-collision",
+        "colour-literal",
+        "clinical-includes-demo-only",
+        "unknown-team",
+        "no-format",
+    ],
 )
 def test_refused_manifest_changes_nothing(manifests: Any, breakage: Any) -> None:
     do_import(manifests, manifests.condor())
@@ -181,7 +200,7 @@ def test_failure_after_writes_began_rolls_everything_back(manifests: Any, monkey
     def boom(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr("catalog.services.imports._replace_config", boom)
+    monkeypatch.setattr("catalog.services.imports._change", boom)  # after tools and revision are inserted
     with pytest.raises(RuntimeError):
         do_import(manifests, m)
     assert counts() == before
@@ -194,7 +213,10 @@ def test_tucan_import_keeps_systems_apart(manifests: Any) -> None:
     prescription = Tool.objects.get(system="tucan", declared_id="create-prescription")
     assert prescription.is_mutating and prescription.hitl_tier is None
     assert prescription.effective_policy_class == "mutate" and prescription.effective_retry_class == "none"
-    assert prescription.llm_name == "create_prescription" and prescription.input_schema == {"type": "object", "properties": {}}
+    assert prescription.llm_name == "create_prescription" and prescription.input_schema == {
+        "type": "object",
+        "properties": {},
+    }
     assert Agent.objects.get(slug="clinical").categories == ["ui", "medications"]
     # The TUCAN import retired nothing of Condor's.
     assert Tool.objects.filter(system="condor").live().count() == 2

@@ -27,7 +27,11 @@ def test_valid_condor_manifest_parses(manifests: Any) -> None:
 def test_valid_tucan_manifest_maps_to_business_production_without_tier(manifests: Any) -> None:
     manifest = parse_manifest(manifests.tucan())
     prescription = manifest.tools[1]
-    assert (prescription.plane, prescription.module, prescription.category) == ("business", "medications", "medications")
+    assert (prescription.plane, prescription.module, prescription.category) == (
+        "business",
+        "medications",
+        "medications",
+    )
     assert prescription.availability == "production"
     assert prescription.mutating is True and prescription.hitl_tier is None and prescription.policy_class is None
     assert prescription.rag_keywords == {"und": ["create-prescription", "create-prescription öffnen"]}
@@ -63,17 +67,26 @@ def test_read_class_on_mutating_tool_is_refused(manifests: Any) -> None:
     tools = [manifests.condor_tool("listActiveMedications"), manifests.condor_tool("stopMedication", mutating=True)]
     problems = problems_of(manifests.condor(tools))
     assert problems == [
-        "tools[1].policyClass: 'read' contradicts mutating: true; declare 'mutate' with a hitlTier (tool stopMedication)"
+        "tools[1].policyClass: 'read' contradicts mutating: true; "
+        "declare 'mutate' with a hitlTier (tool stopMedication)"
     ]
 
 
 def test_unknown_enum_values(manifests: Any) -> None:
     tool = manifests.condor_tool(
-        "listActiveMedications", plane="business-plane", availability="beta", retryClass="always",
-        idempotency="maybe", hitlTier="medium", policyClass="write",
+        "listActiveMedications",
+        plane="business-plane",
+        availability="beta",
+        retryClass="always",
+        idempotency="maybe",
+        hitlTier="medium",
+        policyClass="write",
     )
     problems = problems_of(manifests.condor([tool]))
-    assert "tools[0].plane: unknown value 'business-plane'; expected one of business, planner-control, agent-control (tool listActiveMedications)" in problems
+    assert (
+        "tools[0].plane: unknown value 'business-plane'; "
+        "expected one of business, planner-control, agent-control (tool listActiveMedications)" in problems
+    )
     assert any(p.startswith("tools[0].availability: unknown value 'beta'") for p in problems)
     assert any(p.startswith("tools[0].retryClass: unknown value 'always'") for p in problems)
     assert any(p.startswith("tools[0].idempotency: unknown value 'maybe'") for p in problems)
@@ -107,7 +120,9 @@ def test_duplicate_team_profile_floor_and_rule(manifests: Any) -> None:
     assert "teams[2].id: duplicate team id 'meds' (first at teams[0].id)" in problems
     assert "profiles[2].id: duplicate profile id 'demo' (first at profiles[1].id)" in problems
     assert "forcedFloors[1].id: duplicate forced floor id 'intake' (first at forcedFloors[0].id)" in problems
-    assert any(p.startswith("ownership[3]: duplicate ownership rule for plane/module 'business/medication'") for p in problems)
+    assert any(
+        p.startswith("ownership[3]: duplicate ownership rule for plane/module 'business/medication'") for p in problems
+    )
 
 
 def test_canonical_key_collision_inside_condor_manifest(manifests: Any) -> None:
@@ -144,8 +159,10 @@ def test_styling_fragment_colour_literal(manifests: Any, literal: str) -> None:
 
 
 def test_clinical_profile_including_non_production_tool(manifests: Any) -> None:
-    tools = [manifests.condor_tool("listActiveMedications"), manifests.condor_tool("generateDemoPatient",
-                                                                                 availability="demo-only")]
+    tools = [
+        manifests.condor_tool("listActiveMedications"),
+        manifests.condor_tool("generateDemoPatient", availability="demo-only"),
+    ]
     m = manifests.condor(tools)
     m["profiles"][0]["include"] = ["generateDemoPatient"]
     assert problems_of(m) == [
