@@ -1,0 +1,97 @@
+"""The committed demo catalogs import cleanly and carry the realistic defects later checks must find."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.checks import run_checks
+from django.core.management import call_command
+from django.db.models import Count
+
+from catalog.domain.keys import llm_name
+from catalog.models import Agent, CatalogProfile, CatalogRevision, ForcedFloor, Tool
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def demo(settings: Any) -> str:
+    out = io.StringIO()
+    call_command("load_demo", stdout=out)
+    return out.getvalue()
+
+
+def test_load_demo_imports_both_systems_and_prints_logins(demo: str) -> None:
+    assert "condor r1:" in demo and "tucan r1:" in demo
+    assert "admin" in demo and "condor-demo" in demo
+    users = get_user_model().objects
+    assert users.get(username="safety").groups.filter(name="safety-officer").exists()
+    assert set(users.get(username="approver").groups.values_list("name", flat=True)) == {
+        "approver",
+        "approver:medication",
+    }
+    assert users.get(username="admin").is_superuser
+
+
+def test_load_demo_is_idempotent(demo: str) -> None:
+    out = io.StringIO()
+    call_command("load_demo", stdout=out)
+    assert "condor: unchanged" in out.getvalue() and "tucan: unchanged" in out.getvalue()
+    assert CatalogRevision.objects.count() == 2
+
+
+def test_demo_catalogs_look_like_the_real_thing(demo: str) -> None:
+    condor = Tool.objects.filter(system="condor").live()
+    tucan = Tool.objects.filter(system="tucan").live()
+    assert 70 <= condor.count() <= 90
+    assert 330 <= tucan.count() <= 370
+    assert 30 <= tucan.values("category").distinct().count() <= 40
+    assert set(condor.values_list("plane", flat=True)) == {"business", "planner-control", "agent-control"}
+    assert {"search_tools", "load_tool"} <= set(condor.values_list("declared_id", flat=True))
+    assert Agent.objects.filter(system="tucan").count() >= 5
+    assert ForcedFloor.objects.filter(trigger="attachments").exists()
+    assert ForcedFloor.objects.filter(trigger="multi-entity-intake").exists()
+    assert CatalogProfile.objects.get(slug="clinical-production").clinical
+    # Every Condor mutate descriptor declares its tier (the database would refuse otherwise).
+    assert not condor.filter(policy_class="mutate", hitl_tier__isnull=True).exists()
+    assert condor.filter(hitl_tier="high").exists() and condor.filter(hitl_tier="low").exists()
+
+
+def test_demo_runs_under_the_clinical_profile(demo: str, settings: Any) -> None:
+    settings.CONDOR_ACTIVE_PROFILE = "clinical-production"
+    assert [m for m in run_checks(tags=["condor"]) if m.is_serious()] == []
+    assert Tool.objects.live().exclude(availability="production").exists()  # preview/demo tools exist, inactive
+
+
+def test_demo_carries_the_planted_defects(demo: str) -> None:
+    live = Tool.objects.live()
+    # An ungated TUCAN mutation, and a Condor mutating tool with no declared class (fallback stamping).
+    assert live.filter(system="tucan", is_mutating=True, hitl_tier__isnull=True).exists()
+    assert live.filter(system="condor", mutating=True, policy_class__isnull=True).exists()
+    # Declared retry on a mutating tool; effective retry is none.
+    retry = live.filter(is_mutating=True, retry_class="transient")
+    assert retry.exists() and set(retry.values_list("effective_retry_class", flat=True)) == {"none"}
+    # Unowned tools, in both systems.
+    assert live.filter(system="condor", owner__isnull=True).exists()
+    assert live.filter(system="tucan", owner__isnull=True).exists()
+    # Missing German keywords, an over-long fragment, a UUID-leaking output, a near-duplicate sibling pair.
+    assert any("de" not in (t.rag_keywords or {}) for t in live.filter(system="condor", plane="business"))
+    assert any(len((t.instruction_fragment or "").encode()) > 120 for t in live.filter(system="condor"))
+    assert any(
+        t.output_contains_ids and "uuid" not in (t.output_instructions or "").lower()
+        for t in live.filter(system="tucan")
+    )
+    duplicates = (
+        live.values("system", "rag_description").annotate(n=Count("pk")).filter(n__gt=1, rag_description__gt="")
+    )
+    assert duplicates.exists()
+    # The Mastra hyphen/underscore collision in TUCAN.
+    names = list(live.filter(system="tucan").values_list("declared_id", flat=True))
+    exposed = [llm_name(n) for n in names]
+    assert len(set(exposed)) < len(exposed)
+    # Audited baseline differs from the live business count (the seed's 76 vs 78).
+    condor_revision = CatalogRevision.objects.get(system="condor")
+    assert condor_revision.baseline_count != condor_revision.business_tool_count
