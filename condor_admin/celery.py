@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 from celery import Celery
 from celery.signals import worker_init
@@ -16,12 +17,16 @@ app.autodiscover_tasks()
 
 @worker_init.connect
 def run_boot_gate(**kwargs: object) -> None:
-    """The worker refuses to start when the system checks fail (the clinical-profile boot gate)."""
+    """The worker refuses to start when a system check fails (the clinical-profile boot gate).
+
+    Celery logs and swallows exceptions raised by signal handlers, so this exits the process instead.
+    """
     import django
     from django.core import checks
-    from django.core.management.base import SystemCheckError
 
     django.setup()
     errors = [m for m in checks.run_checks() if m.is_serious()]
     if errors:
-        raise SystemCheckError("\n".join(f"{m.id}: {m.msg}" for m in errors))
+        for message in errors:
+            print(f"{message.id}: {message.msg}\n  HINT: {message.hint}", file=sys.stderr)
+        raise SystemExit(f"worker refused to start: {len(errors)} system check error(s)")

@@ -1,0 +1,73 @@
+"""The Celery worker as operators start it: a real process, the boot gate, a real Redis broker."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CELERY = [sys.executable, "-m", "celery", "-A", "condor_admin", "worker", "--pool=solo", "--loglevel=info"]
+
+
+def service_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "PYTEST"))}
+    env.update(DATABASE_URL=f"sqlite:///{tmp_path / 'worker.sqlite3'}", REDIS_URL="", CONDOR_ACTIVE_PROFILE="")
+    env.update(extra)
+    return env
+
+
+def manage(env: dict[str, str], *args: str) -> None:
+    subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, check=True, capture_output=True)
+
+
+@pytest.fixture
+def demo_db(tmp_path: Path) -> dict[str, str]:
+    env = service_env(tmp_path)
+    manage(env, "migrate", "-v0")
+    manage(env, "load_demo")
+    return env
+
+
+def test_worker_refuses_to_start_when_a_demo_tool_is_active_under_the_clinical_profile(
+    demo_db: dict[str, str],
+) -> None:
+    manage(
+        demo_db,
+        "shell",
+        "-c",
+        "from catalog.models import CatalogProfile;"
+        "CatalogProfile.objects.filter(slug='clinical-production').update(includes=['generateDemoPatient'])",
+    )
+    env = {**demo_db, "CONDOR_ACTIVE_PROFILE": "clinical-production"}
+    proc = subprocess.run(CELERY, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0
+    assert "condor.E001" in proc.stderr and "condor:generateDemoPatient" in proc.stderr
+    assert "worker refused to start" in proc.stderr
+
+
+@pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="needs a real Redis: set REDIS_URL (CI does)")
+def test_worker_starts_on_redis_under_the_clinical_profile_and_answers(demo_db: dict[str, str]) -> None:
+    env = {**demo_db, "REDIS_URL": os.environ["REDIS_URL"], "CONDOR_ACTIVE_PROFILE": "clinical-production"}
+    name = f"gate-{os.getpid()}@%h"
+    worker = subprocess.Popen(
+        [*CELERY, "-n", name], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    try:
+        from celery import Celery
+
+        client: Any = Celery(broker=os.environ["REDIS_URL"])
+        replies: list[Any] = []
+        deadline = time.monotonic() + 60
+        while not replies and time.monotonic() < deadline and worker.poll() is None:
+            replies = [r for r in client.control.ping(timeout=1.0) if any(f"gate-{os.getpid()}@" in k for k in r)]
+        assert worker.poll() is None, worker.stdout.read().decode() if worker.stdout else ""
+        assert replies, "the worker never answered a ping over Redis"
+    finally:
+        worker.terminate()
+        worker.wait(timeout=30)
