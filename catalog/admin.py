@@ -12,14 +12,18 @@ from django.utils import timezone
 from .models import (
     Agent,
     ApiToken,
+    AuditEvent,
     CatalogProfile,
     CatalogRevision,
     CatalogState,
+    Finding,
     ForcedFloor,
     OwnershipRule,
+    RevisionReview,
     Team,
     Tool,
     ToolChange,
+    Waiver,
 )
 
 
@@ -138,3 +142,33 @@ class ApiTokenAdmin(admin.ModelAdmin):
     @admin.action(description="Revoke selected tokens")
     def revoke(self, request: HttpRequest, queryset: Any) -> None:
         queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+
+
+@admin.register(Finding)
+class FindingAdmin(ReadOnlyAdmin):
+    list_display = ("rule", "severity", "system", "tool", "revision")
+    list_filter = ("severity", "rule", "system")
+    search_fields = ("tool__declared_id", "message")
+    list_select_related = ("tool", "revision")
+
+
+@admin.register(Waiver)
+class WaiverAdmin(ReadOnlyAdmin):
+    """Waivers are granted and revoked on the console (services write their audit events)."""
+
+    list_display = ("tool", "rule", "granted_by", "expires_at", "revoked_at")
+    list_filter = ("rule",)
+    list_select_related = ("tool", "granted_by")
+
+
+@admin.register(RevisionReview)
+class RevisionReviewAdmin(ReadOnlyAdmin):
+    list_display = ("revision", "decision", "reviewer", "created_at")
+    list_select_related = ("revision", "reviewer")
+
+
+@admin.register(AuditEvent)
+class AuditEventAdmin(ReadOnlyAdmin):
+    list_display = ("pk", "created_at", "actor", "action", "object_type", "object_id")
+    list_filter = ("action",)
+    search_fields = ("object_id", "actor")

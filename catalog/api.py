@@ -7,11 +7,14 @@ from datetime import datetime
 from django.conf import settings
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
-from ninja import Router, Schema, Status
+from ninja import Query, Router, Schema, Status
 
 from .auth import ScopedBearer
 from .domain.manifest import ManifestError
-from .models import CatalogRevision, ToolChange
+from .domain.rules import RULES
+from .domain.vocabulary import System
+from .models import CatalogRevision, Severity, ToolChange
+from .selectors import findings_list
 from .services.imports import catalog_import
 
 router = Router(tags=["catalog"], auth=ScopedBearer("catalog"))
@@ -119,3 +122,64 @@ def get_revision(request: HttpRequest, system: str, number: int) -> dict[str, ob
         "config_changes": revision.config_changes,
         "changes": list(changes),
     }
+
+
+class FindingOut(Schema):
+    system: str
+    tool: str | None
+    owner: str | None
+    rule: str
+    severity: str
+    message: str
+    details: dict[str, object]
+    revision: int
+    waived: bool
+    waived_until: datetime | None
+    waived_by: str | None
+
+
+class FindingPage(Schema):
+    count: int
+    limit: int
+    offset: int
+    items: list[FindingOut]
+
+
+@router.get("/findings", response={200: FindingPage, 422: ErrorOut}, summary="Findings, filterable")
+def list_findings(
+    request: HttpRequest,
+    rule: str | None = None,
+    severity: str | None = None,
+    system: str | None = None,
+    owner: str | None = Query(None, description='team id, or "-" for unowned tools'),
+    waived: bool | None = None,
+    limit: int = Query(100, ge=1, le=500),
+    offset: int = Query(0, ge=0),
+) -> Status[dict[str, object]]:
+    problems = []
+    if rule and rule not in RULES:
+        problems.append(f"rule: unknown rule {rule!r}; known rules are {', '.join(sorted(RULES))}")
+    if severity and severity not in Severity.values:
+        problems.append(f"severity: expected one of {', '.join(Severity.values)}")
+    if system and system not in System:
+        problems.append(f"system: expected one of {', '.join(s.value for s in System)}")
+    if problems:
+        return Status(422, {"detail": "invalid filter", "errors": problems})
+    qs = findings_list(rule=rule, severity=severity, system=system, owner=owner, waived=waived)
+    items = [
+        {
+            "system": f.system,
+            "tool": f.tool.declared_id if f.tool else None,
+            "owner": f.tool.owner.slug if f.tool and f.tool.owner else None,
+            "rule": f.rule,
+            "severity": f.severity,
+            "message": f.message,
+            "details": f.details,
+            "revision": f.revision.number,
+            "waived": f.waived_until is not None,  # type: ignore[attr-defined]
+            "waived_until": f.waived_until,  # type: ignore[attr-defined]
+            "waived_by": f.waived_by,  # type: ignore[attr-defined]
+        }
+        for f in qs[offset : offset + limit]
+    ]
+    return Status(200, {"count": qs.count(), "limit": limit, "offset": offset, "items": items})

@@ -54,6 +54,12 @@ class ChangeKind(StrEnum):
     CHANGED = "changed"
 
 
+class ReviewState(StrEnum):
+    PENDING = "pending-review"
+    APPROVED = "approved"
+    CHANGES_REQUESTED = "changes-requested"
+
+
 # The axes whose change needs a safety officer's sign-off.
 SAFETY_RELEVANT_FIELDS: tuple[str, ...] = (
     "plane",
@@ -66,6 +72,9 @@ SAFETY_RELEVANT_FIELDS: tuple[str, ...] = (
     "hitl_tier",
     "always_include",
 )
+
+# Configuration sections whose change needs sign-off: they decide what is active, forced or who is paged.
+SAFETY_RELEVANT_SECTIONS: tuple[str, ...] = ("ownership", "profiles", "forcedFloors", "agents")
 
 # Wildcard module in an ownership rule.
 ANY_MODULE = "*"

@@ -14,7 +14,7 @@ from ..domain.keys import canonical_key, llm_name
 from ..domain.manifest import Manifest, load_manifest, manifest_sha256
 from ..domain.ownership import derive_owner
 from ..domain.policy import effective_policy_class, effective_retry_class, is_mutating
-from ..domain.vocabulary import ChangeKind, Plane
+from ..domain.vocabulary import SAFETY_RELEVANT_SECTIONS, ChangeKind, Plane, ReviewState
 from ..models import (
     Agent,
     CatalogProfile,
@@ -26,6 +26,8 @@ from ..models import (
     Tool,
     ToolChange,
 )
+from .audit import Actor, audit_record
+from .findings import findings_store, lint_view_from_manifest
 
 
 @dataclass
@@ -68,13 +70,21 @@ def derived_fields(descriptor: Descriptor, owner_rule: OwnershipRule | None) -> 
     }
 
 
-def catalog_import(*, raw: bytes, via: str, imported_by: AbstractBaseUser | None = None) -> ImportResult:
-    """Import a manifest. Raises ManifestError (nothing written) when it has any problem."""
+def catalog_import(
+    *, raw: bytes, via: str, imported_by: AbstractBaseUser | None = None, actor: Actor | None = None
+) -> ImportResult:
+    """Import a manifest. Raises ManifestError (nothing written) when it has any problem.
+
+    `via` says how it arrived (cli, api token, demo); `actor` is who the audit log names (by default the
+    importing user, else `via`).
+    """
+    if actor is None:
+        actor = Actor.for_user(imported_by) if imported_by is not None else Actor(label=via)
     with transaction.atomic():
-        return _import_locked(raw=raw, via=via, imported_by=imported_by)
+        return _import_locked(raw=raw, via=via, imported_by=imported_by, actor=actor)
 
 
-def _import_locked(*, raw: bytes, via: str, imported_by: AbstractBaseUser | None) -> ImportResult:
+def _import_locked(*, raw: bytes, via: str, imported_by: AbstractBaseUser | None, actor: Actor) -> ImportResult:
     # The byte-identical manifest of a system's current revision was valid and fully applied: skip parsing.
     identical = (
         CatalogState.objects.select_related("current_revision")
@@ -215,9 +225,44 @@ def _import_locked(*, raw: bytes, via: str, imported_by: AbstractBaseUser | None
     revision.changed_count = len(result.changed)
     result.safety_relevant = sorted(c.declared_id for c in changes if c.safety_relevant)
     revision.safety_change_count = len(result.safety_relevant)
+    # A revision that changes no safety-relevant axis or section is approved by itself, and says so.
+    safety_sections = sorted(set(SAFETY_RELEVANT_SECTIONS) & set(config_changes))
+    if not result.safety_relevant and not safety_sections:
+        revision.review_state = ReviewState.APPROVED.value
+        revision.auto_approved = True
     revision.save()
+    safety_ids = set(result.safety_relevant)
+    Tool.objects.filter(system=system, declared_id__in=safety_ids).update(safety_revision=revision)
+
+    # Findings are recomputed here, in the import transaction, so listing them is a plain query.
+    team_slugs = {t.pk: t.slug for t in teams.values()}
+    owners = {}
+    for d in manifest.tools:
+        rule = derive_owner(d.plane, d.module, rule_index)
+        owners[d.declared_id] = team_slugs[rule.team_id] if rule else None
+    tool_pks = {t.declared_id: t.pk for t in created}
+    tool_pks.update({t.declared_id: t.pk for t in existing.values()})
+    findings_store(view=lint_view_from_manifest(manifest, owners), revision=revision, tool_pks=tool_pks)
+
     state.current_revision = revision
     state.save(update_fields=["current_revision"])
+    audit_record(
+        actor=actor,
+        action="catalog.revision.imported",
+        object_type="catalog.revision",
+        object_id=str(revision),
+        before={"revision": latest.number if latest else None},
+        after={
+            "revision": revision.number,
+            "manifest_sha256": revision.manifest_sha256,
+            "added": result.added,
+            "removed": result.removed,
+            "changed": result.changed,
+            "safety_relevant": result.safety_relevant,
+            "config_sections": sorted(config_changes),
+            "review_state": revision.review_state,
+        },
+    )
     return result
 
 

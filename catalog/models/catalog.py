@@ -15,7 +15,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from .domain.vocabulary import (
+from ..domain.vocabulary import (
     Availability,
     ChangeKind,
     FloorTrigger,
@@ -24,6 +24,7 @@ from .domain.vocabulary import (
     Plane,
     PolicyClass,
     RetryClass,
+    ReviewState,
     System,
 )
 
@@ -147,10 +148,17 @@ class CatalogRevision(models.Model):
     config_changes = models.JSONField(
         default=dict, blank=True, help_text="teams/ownership/profiles/forcedFloors/agents/baselineCount: old and new"
     )
+    review_state = models.CharField(
+        max_length=20, choices=_choices(ReviewState), default=ReviewState.PENDING.value, db_index=True
+    )
+    auto_approved = models.BooleanField(default=False, help_text="no safety-relevant change: approved by itself")
 
     class Meta:
         ordering = ["system", "-number"]
-        constraints = [models.UniqueConstraint(fields=["system", "number"], name="revision_number_unique")]
+        constraints = [
+            models.UniqueConstraint(fields=["system", "number"], name="revision_number_unique"),
+            models.CheckConstraint(condition=_in("review_state", ReviewState), name="revision_review_state_valid"),
+        ]
         indexes = [models.Index(fields=["system", "manifest_sha256"], name="revision_sha_idx")]
 
     def __str__(self) -> str:
@@ -216,6 +224,14 @@ class Tool(models.Model):
     # --- lifecycle ---
     first_revision = models.ForeignKey(CatalogRevision, on_delete=models.PROTECT, related_name="+")
     last_changed_revision = models.ForeignKey(CatalogRevision, on_delete=models.PROTECT, related_name="+")
+    safety_revision = models.ForeignKey(
+        CatalogRevision,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="the revision of the last safety-relevant change to this declaration (what sign-off covers)",
+    )
     retired_in = models.ForeignKey(
         CatalogRevision,
         null=True,

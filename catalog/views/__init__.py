@@ -1,4 +1,4 @@
-"""Console pages. The full console arrives with its own issue; this is the signed-in landing page."""
+"""Console pages. Thin: parse input, call one selector or service, render."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from .selectors import catalog_summary
+from ..selectors import catalog_summary
 
 
 @login_required

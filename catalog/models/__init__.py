@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+from ..domain.vocabulary import ReviewState
+from .audit import AuditChainHead, AuditEvent, AuditLogIsAppendOnly
+from .catalog import (
+    Agent,
+    ApiToken,
+    CatalogProfile,
+    CatalogRevision,
+    CatalogState,
+    ForcedFloor,
+    OwnershipRule,
+    Team,
+    Tool,
+    ToolChange,
+)
+from .governance import Finding, RevisionReview, Severity, Waiver
+
+__all__ = [
+    "Agent",
+    "ApiToken",
+    "AuditChainHead",
+    "AuditEvent",
+    "AuditLogIsAppendOnly",
+    "CatalogProfile",
+    "CatalogRevision",
+    "CatalogState",
+    "Finding",
+    "ForcedFloor",
+    "OwnershipRule",
+    "ReviewState",
+    "RevisionReview",
+    "Severity",
+    "Team",
+    "Tool",
+    "ToolChange",
+    "Waiver",
+]

@@ -1,0 +1,85 @@
+"""Recomputing and storing findings: the rules engine applied to one system's live catalog."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ..domain import rules
+from ..domain.descriptor import DECLARED_FIELDS, Descriptor
+from ..domain.manifest import Agent as AgentSpec
+from ..domain.manifest import ForcedFloor as FloorSpec
+from ..domain.manifest import Manifest
+from ..domain.manifest import Profile as ProfileSpec
+from ..models import Agent, CatalogProfile, CatalogRevision, CatalogState, Finding, ForcedFloor, Tool
+
+
+def descriptor_of(tool: Tool) -> Descriptor:
+    return Descriptor(declared_id=tool.declared_id, **{name: getattr(tool, name) for name in DECLARED_FIELDS})
+
+
+def lint_view_from_manifest(manifest: Manifest, owners: Mapping[str, str | None]) -> rules.LintCatalog:
+    """The view of a catalog as a manifest declares it (owners derived by the caller)."""
+    return rules.LintCatalog(
+        system=manifest.system,
+        tools=[rules.LintTool(d, owners.get(d.declared_id)) for d in manifest.tools],
+        profiles=_all_profiles(manifest),
+        forced_floors=manifest.forced_floors,
+        agents=manifest.agents,
+        baseline_count=manifest.baseline_count,
+    )
+
+
+def _all_profiles(manifest: Manifest) -> list[ProfileSpec]:
+    # Profiles are global: a manifest's own profiles replace those it declared before; others still apply.
+    others = [
+        ProfileSpec(p.slug, p.clinical, p.availabilities, p.includes)
+        for p in CatalogProfile.objects.exclude(system=manifest.system)
+    ]
+    return list(manifest.profiles) + others
+
+
+def lint_view_from_db(system: str) -> rules.LintCatalog:
+    """The stored live catalog of a system: four queries whatever its size."""
+    tools = Tool.objects.filter(system=system).live().select_related("owner").order_by("declared_id")
+    state = CatalogState.objects.select_related("current_revision").filter(system=system).first()
+    revision = state.current_revision if state else None
+    return rules.LintCatalog(
+        system=system,
+        tools=[rules.LintTool(descriptor_of(t), t.owner.slug if t.owner else None) for t in tools],
+        profiles=[ProfileSpec(p.slug, p.clinical, p.availabilities, p.includes) for p in CatalogProfile.objects.all()],
+        forced_floors=[FloorSpec(f.slug, f.trigger, f.tool_ids) for f in ForcedFloor.objects.filter(system=system)],
+        agents=[AgentSpec(a.slug, a.categories) for a in Agent.objects.filter(system=system)],
+        baseline_count=revision.baseline_count if revision else None,
+    )
+
+
+def findings_store(*, view: rules.LintCatalog, revision: CatalogRevision, tool_pks: Mapping[str, int]) -> int:
+    """Replace the system's stored findings with the lint of `view`. Runs inside the import transaction."""
+    found = rules.lint(view)
+    Finding.objects.filter(system=view.system).delete()
+    Finding.objects.bulk_create(
+        [
+            Finding(
+                system=view.system,
+                tool_id=tool_pks[f.tool_id] if f.tool_id else None,
+                rule=f.rule,
+                severity=f.severity,
+                message=f.message,
+                details=f.details,
+                revision=revision,
+            )
+            for f in found
+        ],
+        batch_size=1000,
+    )
+    return len(found)
+
+
+def findings_recompute(system: str) -> int:
+    """Re-lint the stored catalog (after a rule was added or changed) and store the result."""
+    state = CatalogState.objects.select_related("current_revision").filter(system=system).first()
+    if state is None or state.current_revision is None:
+        return 0
+    view = lint_view_from_db(system)
+    pks = dict(Tool.objects.filter(system=system).live().values_list("declared_id", "pk"))
+    return findings_store(view=view, revision=state.current_revision, tool_pks=pks)

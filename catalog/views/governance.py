@@ -1,0 +1,174 @@
+"""The safety officer's pages: findings, revisions and sign-off, a tool's findings and waivers."""
+
+from __future__ import annotations
+
+from datetime import datetime, time
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseForbidden
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_POST
+
+from ..domain.rules import RULES
+from ..domain.vocabulary import ReviewState
+from ..forms import FindingFilterForm, ReviewForm, WaiverForm
+from ..models import CatalogRevision, Tool, Waiver
+from ..permissions import is_safety_officer
+from ..selectors import finding_counts_per_rule, findings_list, revision_detail, revisions_list
+from ..services.governance import GovernanceRefused, revision_review, waiver_grant, waiver_revoke
+
+PAGE_SIZE = 50
+
+
+@login_required
+def findings_page(request: HttpRequest) -> HttpResponse:
+    form = FindingFilterForm(request.GET or None)
+    filters: dict[str, object] = {}
+    if form.is_bound and form.is_valid():
+        data = form.cleaned_data
+        filters = {k: data[k] or None for k in ("rule", "severity", "system", "owner")}
+        filters["waived"] = form.waived_value()
+    page = Paginator(findings_list(**filters), PAGE_SIZE).get_page(request.GET.get("page"))  # type: ignore[arg-type]
+    query = request.GET.copy()
+    query.pop("page", None)
+    context = {
+        "form": form,
+        "page": page,
+        "query": query.urlencode(),
+        "counts": finding_counts_per_rule(system=filters.get("system")),  # type: ignore[arg-type]
+        "rules": RULES,
+    }
+    template = "catalog/findings.html#results" if request.htmx else "catalog/findings.html"  # type: ignore[attr-defined]
+    return render(request, template, context)
+
+
+@login_required
+def revisions_page(request: HttpRequest) -> HttpResponse:
+    state = request.GET.get("state") or None
+    if state and state not in ReviewState:
+        state = None
+    page = Paginator(revisions_list(state=state), PAGE_SIZE).get_page(request.GET.get("page"))
+    return render(request, "catalog/revisions.html", {"page": page, "state": state, "states": list(ReviewState)})
+
+
+@login_required
+def revision_page(request: HttpRequest, system: str, number: int) -> HttpResponse:
+    try:
+        revision, changes, reviews = revision_detail(system, number)
+    except CatalogRevision.DoesNotExist as exc:
+        raise Http404(f"no revision {number} of {system}") from exc
+    may_review = (
+        is_safety_officer(request.user)
+        and revision.review_state != ReviewState.APPROVED
+        and revision.imported_by_id != request.user.pk
+    )
+    return render(
+        request,
+        "catalog/revision.html",
+        {
+            "revision": revision,
+            "changes": changes,
+            "reviews": reviews,
+            "may_review": may_review,
+            "form": ReviewForm(),
+            "safety_changes": [c for c in changes if c.safety_relevant],
+        },
+    )
+
+
+@require_POST
+@login_required
+def revision_review_view(request: HttpRequest, system: str, number: int) -> HttpResponse:
+    revision = get_object_or_404(CatalogRevision, system=system, number=number)
+    if not is_safety_officer(request.user):
+        return HttpResponseForbidden("only a safety officer may sign off a revision")
+    form = ReviewForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
+        return redirect("revision", system=system, number=number)
+    try:
+        revision_review(
+            revision_id=revision.pk,
+            reviewer=request.user,
+            decision=form.cleaned_data["decision"],
+            comment=form.cleaned_data["comment"],
+        )
+    except GovernanceRefused as exc:
+        if exc.forbidden:
+            return HttpResponseForbidden(exc.message)
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"{revision}: {form.cleaned_data['decision']}")
+    return redirect("revision", system=system, number=number)
+
+
+def _tool(system: str, declared_id: str) -> Tool:
+    return get_object_or_404(
+        Tool.objects.select_related("owner", "owner_rule", "safety_revision"), system=system, declared_id=declared_id
+    )
+
+
+@login_required
+def tool_findings_page(request: HttpRequest, system: str, declared_id: str) -> HttpResponse:
+    tool = _tool(system, declared_id)
+    findings = list(findings_list(tool_id=tool.pk))
+    waivable = sorted({f.rule for f in findings if RULES[f.rule].waivable})
+    officer = is_safety_officer(request.user)
+    return render(
+        request,
+        "catalog/tool_findings.html",
+        {
+            "tool": tool,
+            "findings": findings,
+            "waivers": tool.waivers.select_related("granted_by", "revoked_by").order_by("-created_at"),
+            "now": timezone.now(),
+            "may_waive": officer and bool(waivable),
+            "may_revoke": officer,
+            "form": WaiverForm(rules=waivable),
+        },
+    )
+
+
+@require_POST
+@login_required
+def waiver_grant_view(request: HttpRequest, system: str, declared_id: str) -> HttpResponse:
+    tool = _tool(system, declared_id)
+    if not is_safety_officer(request.user):
+        return HttpResponseForbidden("only a safety officer may grant a waiver")
+    form = WaiverForm(request.POST, rules=sorted(RULES))
+    if not form.is_valid():
+        messages.error(request, "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
+        return redirect("tool-findings", system=system, declared_id=declared_id)
+    # A waiver runs to the end of the chosen day, in the console's time zone.
+    expires = timezone.make_aware(datetime.combine(form.cleaned_data["expires_on"], time(23, 59, 59)))
+    try:
+        waiver_grant(
+            tool_id=tool.pk,
+            rule=form.cleaned_data["rule"],
+            justification=form.cleaned_data["justification"],
+            expires_at=expires,
+            granted_by=request.user,
+        )
+    except GovernanceRefused as exc:
+        if exc.forbidden:
+            return HttpResponseForbidden(exc.message)
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"{form.cleaned_data['rule']} waived for {tool.declared_id}")
+    return redirect("tool-findings", system=system, declared_id=declared_id)
+
+
+@require_POST
+@login_required
+def waiver_revoke_view(request: HttpRequest, pk: int) -> HttpResponse:
+    waiver = get_object_or_404(Waiver.objects.select_related("tool"), pk=pk)
+    try:
+        waiver_revoke(waiver_id=waiver.pk, revoked_by=request.user)
+    except GovernanceRefused as exc:
+        if exc.forbidden:
+            return HttpResponseForbidden(exc.message)
+        messages.error(request, exc.message)
+    return redirect("tool-findings", system=waiver.tool.system, declared_id=waiver.tool.declared_id)
