@@ -41,6 +41,7 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/import_catalog.py
+	$(PY) bench/lint_catalog.py
 
 clean:
 	rm -rf $(VENV) db.sqlite3 .pytest_cache .ruff_cache

@@ -161,7 +161,7 @@ def list_findings(
         problems.append(f"rule: unknown rule {rule!r}; known rules are {', '.join(sorted(RULES))}")
     if severity and severity not in Severity.values:
         problems.append(f"severity: expected one of {', '.join(Severity.values)}")
-    if system and system not in System:
+    if system and system not in {s.value for s in System}:
         problems.append(f"system: expected one of {', '.join(s.value for s in System)}")
     if problems:
         return Status(422, {"detail": "invalid filter", "errors": problems})

@@ -19,10 +19,10 @@ def _fast_hasher(settings: Any) -> None:
 
 def rag(tool: str) -> str:
     return (
-        f"USE WHEN: the clinician asks to {tool}.\n"
+        f"USE WHEN: the clinician asks to {tool} for the patient currently open in the chart.\n"
         f"DO NOT USE WHEN: the request is about something other than {tool}.\n"
         "REQUIRES: a patient in context.\n"
-        f"PRODUCES: the result of {tool}."
+        f"PRODUCES: a card with the result of {tool}, ready to read."
     )
 
 
@@ -172,3 +172,16 @@ requires_postgres = pytest.mark.skipif(
     "postgresql" not in settings.DATABASES["default"]["ENGINE"],
     reason="needs a real PostgreSQL server: set DATABASE_URL (CI does)",
 )
+
+
+@pytest.fixture
+def make_user(db: Any) -> Callable[..., Any]:
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Group
+
+    def make(username: str, *groups: str, **fields: Any) -> Any:
+        user = get_user_model().objects.create_user(username=username, password="pw-" + username, **fields)
+        user.groups.set(Group.objects.filter(name__in=groups))
+        return user
+
+    return make

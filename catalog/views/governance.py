@@ -48,7 +48,7 @@ def findings_page(request: HttpRequest) -> HttpResponse:
 @login_required
 def revisions_page(request: HttpRequest) -> HttpResponse:
     state = request.GET.get("state") or None
-    if state and state not in ReviewState:
+    if state and state not in {s.value for s in ReviewState}:
         state = None
     page = Paginator(revisions_list(state=state), PAGE_SIZE).get_page(request.GET.get("page"))
     return render(request, "catalog/revisions.html", {"page": page, "state": state, "states": list(ReviewState)})

@@ -67,3 +67,34 @@ def test_the_same_manifest_submitted_twice_at_once_records_one_revision(manifest
     assert CatalogRevision.objects.count() == 1
     assert sorted(r.unchanged for r in results) == [False, True, True]
     assert Tool.objects.count() == 2
+
+
+def test_two_officers_signing_off_at_once_decide_exactly_once(manifests: Any, make_user: Any) -> None:
+    from catalog.models import RevisionReview
+    from catalog.services.governance import GovernanceRefused, revision_review
+
+    revision = catalog_import(raw=manifests.encode(manifests.condor()), via="setup").revision
+    officers = [make_user("olga", "safety-officer"), make_user("omar", "safety-officer")]
+    barrier = threading.Barrier(2)
+    outcomes: list[Any] = [None, None]
+
+    def decide(i: int) -> None:
+        try:
+            barrier.wait()
+            outcomes[i] = revision_review(
+                revision_id=revision.pk, reviewer=officers[i], decision="approved", comment=f"ok from {i}"
+            )
+        except GovernanceRefused as exc:
+            outcomes[i] = exc
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=decide, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    refused = [o for o in outcomes if isinstance(o, GovernanceRefused)]
+    assert len(refused) == 1 and "already" in refused[0].message
+    assert RevisionReview.objects.filter(revision=revision).count() == 1
+    assert CatalogRevision.objects.get(pk=revision.pk).review_state == "approved"

@@ -95,3 +95,73 @@ def test_demo_carries_the_planted_defects(demo: str) -> None:
     # Audited baseline differs from the live business count (the seed's 76 vs 78).
     condor_revision = CatalogRevision.objects.get(system="condor")
     assert condor_revision.baseline_count != condor_revision.business_tool_count
+
+
+PLANTED = {
+    "mutate-without-hitl": None,  # checked below: the ungated Condor tool plus every mutating TUCAN tool
+    "unowned": None,  # checked below: exportResearchCohort plus TUCAN's unowned categories
+    "key-collision": {"tucan:show-notification-banner", "tucan:show_notification_banner"},
+    "control-plane-candidate": {"condor:search_tools"},
+    "retry-declared-on-mutating": {"condor:recordPayment"},
+    "policy-class-fallback": {"condor:checkInPatient", "condor:attachDocumentToChart"},
+    "rag-description-shape": {"condor:getAppointmentDetails", "tucan:archive-conversation"},
+    "rag-keywords-languages": {
+        "condor:getPatientContacts",
+        "condor:suggestBillingCodes",
+        "condor:getVitalsTrend",
+        "tucan:get-fhir-capability-statement",
+        "tucan:map-icd10-to-snomed",
+        "tucan:get-wait-time-stats",
+        "tucan:list-integrations",
+        "tucan:list-voice-commands",
+    },
+    "uuid-output-instruction": {
+        "condor:listPendingLabOrders",
+        "tucan:get-referral",
+        "tucan:list-my-tasks",
+        "tucan:list-conversations",
+    },
+    "fragment-over-budget": {"condor:adjustMedicationDose"},
+    "count-drift": {"condor:", "tucan:"},
+}
+
+
+def fired_on(rule: str) -> set[str]:
+    from catalog.models import Finding
+
+    return {
+        f"{f.system}:{f.tool.declared_id if f.tool else ''}"
+        for f in Finding.objects.filter(rule=rule).select_related("tool")
+    }
+
+
+@pytest.mark.parametrize("rule", sorted(PLANTED))
+def test_each_rule_fires_on_exactly_the_demo_tools_that_break_it(demo: str, rule: str) -> None:
+    expected = PLANTED[rule]
+    if rule == "mutate-without-hitl":
+        ungated = Tool.objects.live().filter(is_mutating=True, hitl_tier__isnull=True)
+        expected = {f"{t.system}:{t.declared_id}" for t in ungated}
+        assert "condor:attachDocumentToChart" in expected and len(expected) > 50
+    if rule == "unowned":
+        expected = {f"{t.system}:{t.declared_id}" for t in Tool.objects.live().filter(owner__isnull=True)}
+        assert "condor:exportResearchCohort" in expected
+    assert fired_on(rule) == expected
+
+
+def test_manifest_line_bounds_fires_on_the_terse_demo_tools(demo: str) -> None:
+    condor = {key for key in fired_on("manifest-line-bounds") if key.startswith("condor:")}
+    assert {"condor:clinicalNoteCard", "condor:encounterTimelineCard", "condor:getAppointmentDetails"} <= condor
+    assert "condor:prescribeMedication" not in condor
+
+
+def test_rules_the_importer_refuses_fire_when_the_database_is_edited_behind_it(demo: str) -> None:
+    """The importer refuses colour literals and non-production tools in clinical profiles (so the demo
+    cannot carry them); the rules still catch rows edited behind its back once findings are recomputed."""
+    from catalog.services.findings import findings_recompute
+
+    assert fired_on("styling-colour-literal") == set() and fired_on("non-production-in-clinical") == set()
+    CatalogProfile.objects.filter(slug="clinical-production").update(includes=["generateDemoPatient"])
+    Tool.objects.filter(declared_id="patientSummaryCard").update(styling_fragment="Header in #c00.")
+    findings_recompute("condor")
+    assert fired_on("non-production-in-clinical") == {"condor:generateDemoPatient"}
+    assert fired_on("styling-colour-literal") == {"condor:patientSummaryCard"}

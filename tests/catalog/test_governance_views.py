@@ -1,0 +1,138 @@
+"""The safety officer's pages, as each persona sees them: officer, other roles, the importer."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from catalog.models import CatalogRevision, Finding, Waiver
+from catalog.services.imports import catalog_import
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def catalog(manifests: Any) -> CatalogRevision:
+    tools = [
+        manifests.mutate_tool("prescribeMedication"),
+        manifests.condor_tool("listActiveMedications", ragKeywords={"en": ["active medications"]}),
+        manifests.condor_tool("stopMedication", mutating=True, policyClass=None, retryClass="none"),
+    ]
+    return catalog_import(raw=manifests.encode(manifests.condor(tools, baselineCount=3)), via="test").revision
+
+
+def signed_in(make_user: Any, username: str, *groups: str) -> Client:
+    client = Client()
+    client.force_login(make_user(username, *groups))
+    return client
+
+
+def test_pages_need_a_signed_in_user(client: Client, catalog: CatalogRevision) -> None:
+    for url in ("/findings/", "/revisions/", "/revisions/condor/1/", "/tools/condor/stopMedication/findings/"):
+        response = client.get(url)
+        assert response.status_code == 302 and response["Location"].startswith("/login/")
+
+
+def test_findings_page_lists_and_filters(
+    make_user: Any, catalog: CatalogRevision, django_assert_max_num_queries: Any
+) -> None:
+    client = signed_in(make_user, "oscar", "on-call")
+    with django_assert_max_num_queries(8):
+        page = client.get("/findings/")
+    body = page.content.decode()
+    assert "mutate-without-hitl" in body and "stopMedication" in body and "rag-keywords-languages" in body
+    filtered = client.get("/findings/", {"rule": "rag-keywords-languages"}).content.decode()
+    assert "listActiveMedications" in filtered and "stopMedication" not in filtered.split("<tbody>")[1]
+
+
+def test_findings_filter_answers_a_partial_to_htmx(make_user: Any, catalog: CatalogRevision) -> None:
+    client = signed_in(make_user, "oscar", "on-call")
+    response = client.get("/findings/", {"severity": "error"}, headers={"HX-Request": "true"})
+    body = response.content.decode()
+    assert body.lstrip().startswith('<div id="results">') and "<html" not in body
+    assert "mutate-without-hitl" in body and "policy-class-fallback" not in body
+
+
+def test_findings_query_count_does_not_grow_with_the_catalog(
+    manifests: Any, make_user: Any, django_assert_max_num_queries: Any
+) -> None:
+    tools = [manifests.condor_tool(f"listThing{i}", ragKeywords={"en": ["x"]}) for i in range(120)]
+    catalog_import(raw=manifests.encode(manifests.condor(tools, forcedFloors=[])), via="test")
+    assert Finding.objects.count() >= 120
+    client = signed_in(make_user, "oscar", "on-call")
+    with django_assert_max_num_queries(8):
+        assert client.get("/findings/").status_code == 200
+
+
+def test_revision_page_shows_the_sign_off_form_to_officers_only(make_user: Any, catalog: CatalogRevision) -> None:
+    officer = signed_in(make_user, "olga", "safety-officer")
+    other = signed_in(make_user, "oscar", "on-call")
+    assert "Sign off this revision" in officer.get("/revisions/condor/1/").content.decode()
+    page = other.get("/revisions/condor/1/").content.decode()
+    assert "Sign off this revision" not in page and "prescribeMedication" in page
+    refused = other.post("/revisions/condor/1/review", {"decision": "approved", "comment": "sure"})
+    assert refused.status_code == 403
+    assert CatalogRevision.objects.get(pk=catalog.pk).review_state == "pending-review"
+
+
+def test_officer_signs_off_a_revision(make_user: Any, catalog: CatalogRevision) -> None:
+    officer = signed_in(make_user, "olga", "safety-officer")
+    response = officer.post("/revisions/condor/1/review", {"decision": "approved", "comment": "Tiers checked."})
+    assert response.status_code == 302
+    page = officer.get("/revisions/condor/1/").content.decode()
+    assert "Tiers checked." in page and "Sign off this revision" not in page
+    assert CatalogRevision.objects.get(pk=catalog.pk).review_state == "approved"
+
+
+def test_review_without_comment_is_refused_and_says_why(make_user: Any, catalog: CatalogRevision) -> None:
+    officer = signed_in(make_user, "olga", "safety-officer")
+    response = officer.post("/revisions/condor/1/review", {"decision": "approved", "comment": ""}, follow=True)
+    assert "comment: This field is required." in response.content.decode()
+    assert CatalogRevision.objects.get(pk=catalog.pk).review_state == "pending-review"
+
+
+def test_unknown_revision_is_a_404(make_user: Any, catalog: CatalogRevision) -> None:
+    assert signed_in(make_user, "olga", "safety-officer").get("/revisions/condor/7/").status_code == 404
+
+
+def test_officer_waives_a_rule_and_the_finding_shows_it(make_user: Any, catalog: CatalogRevision) -> None:
+    officer = signed_in(make_user, "olga", "safety-officer")
+    url = "/tools/condor/stopMedication/findings/"
+    page = officer.get(url).content.decode()
+    assert "Grant waiver" in page
+    assert '<option value="mutate-without-hitl"' not in page  # never offered
+    expires = (timezone.localdate() + timedelta(days=30)).isoformat()
+    response = officer.post(
+        "/tools/condor/stopMedication/waivers",
+        {"rule": "policy-class-fallback", "justification": "Fix ships next sprint.", "expires_on": expires},
+    )
+    assert response.status_code == 302
+    assert "waived by olga until" in officer.get(url).content.decode()
+    assert Waiver.objects.get().granted_by.username == "olga"
+
+
+def test_waiving_an_unwaivable_rule_is_refused_with_a_reason(make_user: Any, catalog: CatalogRevision) -> None:
+    officer = signed_in(make_user, "olga", "safety-officer")
+    expires = (timezone.localdate() + timedelta(days=30)).isoformat()
+    response = officer.post(
+        "/tools/condor/stopMedication/waivers",
+        {"rule": "mutate-without-hitl", "justification": "please", "expires_on": expires},
+        follow=True,
+    )
+    assert "mutate-without-hitl can never be waived" in response.content.decode()
+    assert Waiver.objects.count() == 0
+
+
+def test_other_roles_see_no_waiver_form_and_are_refused(make_user: Any, catalog: CatalogRevision) -> None:
+    client = signed_in(make_user, "tanja", "translator")
+    assert "Grant waiver" not in client.get("/tools/condor/stopMedication/findings/").content.decode()
+    expires = (timezone.localdate() + timedelta(days=30)).isoformat()
+    response = client.post(
+        "/tools/condor/stopMedication/waivers",
+        {"rule": "policy-class-fallback", "justification": "x", "expires_on": expires},
+    )
+    assert response.status_code == 403 and Waiver.objects.count() == 0
