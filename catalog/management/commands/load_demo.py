@@ -46,7 +46,7 @@ class Command(BaseCommand):
                 user.is_staff = is_staff
                 user.is_superuser = is_superuser
                 user.save()
-                user.groups.set(Group.objects.filter(name__in=groups))
+                user.groups.set([Group.objects.get_or_create(name=name)[0] for name in groups])
         self.stdout.write("")
         self.stdout.write(f"Demo logins (password {DEMO_PASSWORD!r} for each):")
         for username, (groups, _, is_superuser) in DEMO_USERS.items():
