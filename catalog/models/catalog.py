@@ -302,6 +302,11 @@ class ToolChange(models.Model):
     def __str__(self) -> str:
         return f"{self.revision}: {self.kind} {self.declared_id}"
 
+    def safety_values(self) -> list[tuple[str, object]]:
+        """The safety axes of an added (new values) or removed (old values) tool, for a compact summary."""
+        index = 0 if self.kind == ChangeKind.REMOVED else 1
+        return [(name, self.fields[name][index]) for name in self.safety_fields if name in self.fields]
+
 
 def _hash_token(raw: str) -> str:
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()

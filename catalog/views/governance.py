@@ -115,7 +115,8 @@ def _tool(system: str, declared_id: str) -> Tool:
 def tool_findings_page(request: HttpRequest, system: str, declared_id: str) -> HttpResponse:
     tool = _tool(system, declared_id)
     findings = list(findings_list(tool_id=tool.pk))
-    waivable = sorted({f.rule for f in findings if RULES[f.rule].waivable})
+    # Offer the rules this tool breaks that may be waived and are not waived already.
+    waivable = sorted({f.rule for f in findings if RULES[f.rule].waivable and f.waived_until is None})
     officer = is_safety_officer(request.user)
     return render(
         request,
