@@ -22,9 +22,13 @@ install: $(STAMP)
 compilemessages: $(STAMP)
 	$(VENV)/bin/pybabel compile --domain django --directory locale --use-fuzzy --statistics
 
-# Extracting UI strings needs GNU gettext (apt-get install gettext); compiling needs only Babel.
+# UI strings: Babel extracts (templates through condor_admin/babel_extract.py), updates and compiles;
+# no GNU gettext needed. Translate the new entries in locale/de/LC_MESSAGES/django.po, then `make run`.
+BABEL_KEYWORDS := -k gettext_lazy -k pgettext:1c,2 -k npgettext:1c,2,3 -k ngettext_lazy:1,2
 messages: $(STAMP)
-	$(PY) manage.py makemessages --locale de --no-location --ignore '.venv/*'
+	DJANGO_SETTINGS_MODULE=condor_admin.settings $(VENV)/bin/pybabel -q extract -F babel.cfg $(BABEL_KEYWORDS) \
+		--no-location --sort-output --project "Condor Admin" -o locale/django.pot .
+	$(VENV)/bin/pybabel -q update -D django -i locale/django.pot -d locale --no-fuzzy-matching --ignore-obsolete
 
 run: compilemessages
 	$(PY) manage.py migrate --no-input

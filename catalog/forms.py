@@ -1,13 +1,14 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 from django import forms
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from .domain.rules import RULES
-from .domain.vocabulary import System
+from .domain.vocabulary import Availability, Plane, PolicyClass, RetryClass, System
 from .models import RevisionReview, Severity, Waiver
 
 
@@ -39,3 +40,77 @@ class WaiverForm(forms.Form):
         self.fields["rule"].choices = [(r, r) for r in rules]
         self.fields["expires_on"].initial = (timezone.localdate() + timedelta(days=30)).isoformat()
         self.fields["expires_on"].help_text = _("at most %(days)s days ahead") % {"days": Waiver.MAX_DAYS}
+
+
+def _choices_of(enum: type, blank: str) -> list[tuple[str, str]]:
+    return [("", blank)] + [(m.value, m.value) for m in enum]
+
+
+YES_NO = [("", _("any")), ("yes", _("yes")), ("no", _("no"))]
+
+
+class CatalogFilterForm(forms.Form):
+    """The catalog's filters; every field is optional and the URL carries them (shareable links)."""
+
+    q = forms.CharField(required=False, max_length=200, label=_("Search"))
+    system = forms.ChoiceField(required=False, choices=_choices_of(System, _("any")), label=_("System"))
+    plane = forms.ChoiceField(required=False, choices=_choices_of(Plane, _("any")), label=_("Plane"))
+    module = forms.ChoiceField(required=False, choices=[], label=_("Module"))
+    owner = forms.ChoiceField(required=False, choices=[], label=_("Owner"))
+    availability = forms.ChoiceField(
+        required=False, choices=_choices_of(Availability, _("any")), label=_("Availability")
+    )
+    policy = forms.ChoiceField(required=False, choices=_choices_of(PolicyClass, _("any")), label=_("Policy class"))
+    mutating = forms.ChoiceField(required=False, choices=YES_NO, label=_("Mutating"))
+    hitl = forms.ChoiceField(
+        required=False,
+        choices=[("", _("any")), ("high", "high"), ("low", "low"), ("none", _("none"))],
+        label=_("HITL tier"),
+    )
+    retry = forms.ChoiceField(required=False, choices=_choices_of(RetryClass, _("any")), label=_("Effective retry"))
+    profile = forms.ChoiceField(required=False, choices=[], label=_("Plan-eligible under"))
+    findings = forms.ChoiceField(
+        required=False,
+        choices=[("", _("any")), ("error", _("with errors")), ("any", _("with findings")), ("none", _("none"))],
+        label=_("Findings"),
+    )
+    signed_off = forms.ChoiceField(required=False, choices=YES_NO, label=_("Signed off"))
+    sort = forms.ChoiceField(required=False, choices=[], widget=forms.HiddenInput)
+
+    def __init__(self, *args: Any, facets: dict[str, list[str]], sorts: list[str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["module"].choices = [("", _("any"))] + [(m, m) for m in facets["modules"]]
+        self.fields["owner"].choices = [("", _("any")), ("-", _("unowned"))] + [(t, t) for t in facets["teams"]]
+        self.fields["profile"].choices = [("", _("—"))] + [(p, p) for p in facets["profiles"]]
+        self.fields["sort"].choices = [("", "")] + [(s, s) for s in sorts] + [(f"-{s}", f"-{s}") for s in sorts]
+
+    def filters(self) -> dict[str, Any]:
+        """Cleaned values for CatalogFilters (call after is_valid)."""
+        data = self.cleaned_data
+        yes_no = {"yes": True, "no": False}
+        values: dict[str, Any] = {
+            k: data.get(k) or ""
+            for k in ("q", "system", "plane", "module", "owner", "availability", "policy", "hitl", "retry")
+        }
+        values.update(
+            profile=data.get("profile") or "",
+            findings=data.get("findings") or "",
+            mutating=yes_no.get(data.get("mutating") or ""),
+            signed_off=yes_no.get(data.get("signed_off") or ""),
+            sort=data.get("sort") or "id",
+        )
+        return values
+
+
+class OwnerLookupForm(forms.Form):
+    q = forms.CharField(max_length=200, label=_("Tool id, any spelling"))
+
+
+class LanguageForm(forms.Form):
+    language = forms.ChoiceField(choices=[])
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        from django.conf import settings
+
+        super().__init__(*args, **kwargs)
+        self.fields["language"].choices = list(settings.LANGUAGES)

@@ -6,7 +6,9 @@ from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 
+from approvals.api import router as approvals_router
 from catalog.api import router as catalog_router
+from catalog.owners_api import router as owners_router
 
 api = NinjaAPI(
     title="Condor Admin API",
@@ -15,6 +17,8 @@ api = NinjaAPI(
     urls_namespace="api",
 )
 api.add_router("/catalog", catalog_router)
+api.add_router("/owners", owners_router)
+api.add_router("/approvals", approvals_router)
 
 
 @api.exception_handler(AuthenticationError)

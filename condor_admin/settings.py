@@ -48,6 +48,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "catalog.middleware.UserLanguageMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -92,6 +93,7 @@ LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "Europe/Berlin"
 USE_I18N = True
 USE_TZ = True
+USE_THOUSAND_SEPARATOR = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
@@ -129,3 +131,43 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
 }
+
+# --- Approvals (HITL queue) ------------------------------------------------------------------------
+# How long a suspended request waits for a decision, per tier ("ungated" is a mutating tool with no tier,
+# suspended and flagged). The runtime may ask for its own ttlSeconds between the minimum and the tier's maximum.
+APPROVALS_TTL_SECONDS = {
+    "high": int(os.environ.get("APPROVALS_TTL_HIGH", "900")),
+    "low": int(os.environ.get("APPROVALS_TTL_LOW", "3600")),
+    "ungated": int(os.environ.get("APPROVALS_TTL_UNGATED", "900")),
+}
+APPROVALS_TTL_MIN_SECONDS = 30
+APPROVALS_TTL_MAX_SECONDS = {"high": 4 * 3600, "low": 24 * 3600, "ungated": 4 * 3600}
+# An approval is single-use and lapses if the runtime does not consume it within this window.
+APPROVALS_CONSUME_WINDOW_SECONDS = int(os.environ.get("APPROVALS_CONSUME_WINDOW_SECONDS", "600"))
+# A request still pending this long escalates: the group below is told and may decide it too.
+APPROVALS_ESCALATE_AFTER_SECONDS = int(os.environ.get("APPROVALS_ESCALATE_AFTER_SECONDS", "300"))
+APPROVALS_ESCALATION_GROUP = os.environ.get("APPROVALS_ESCALATION_GROUP", "approval-escalation")
+# Optional Slack-compatible webhook ({"text": ...}) told about every suspension and escalation.
+APPROVALS_WEBHOOK_URL = os.environ.get("APPROVALS_WEBHOOK_URL", "")
+APPROVALS_WEBHOOK_TIMEOUT_SECONDS = 5
+# Links in notifications point here.
+APPROVALS_BASE_URL = os.environ.get("APPROVALS_BASE_URL", "http://127.0.0.1:8000").rstrip("/")
+# GET /api/v1/approvals/{id}?wait=N: the longest wait, and how often a waiter re-reads its row.
+APPROVALS_LONG_POLL_MAX_SECONDS = 30
+APPROVALS_LONG_POLL_INTERVAL_SECONDS = 1.0
+APPROVALS_MAX_ARGS_BYTES = 64 * 1024
+EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "condor-admin@localhost")
+CELERY_BEAT_SCHEDULE = {
+    **globals().get("CELERY_BEAT_SCHEDULE", {}),
+    "approvals-expire-overdue": {
+        "task": "approvals.tasks.expire_overdue",
+        "schedule": float(os.environ.get("APPROVALS_EXPIRE_EVERY_SECONDS", "30")),
+    },
+    "approvals-escalate-overdue": {
+        "task": "approvals.tasks.escalate_overdue",
+        "schedule": float(os.environ.get("APPROVALS_ESCALATE_EVERY_SECONDS", "60")),
+    },
+}
+# Tier counts of the signed-in approver's queue, for the header of every page (one query, only when shown).
+TEMPLATES[0]["OPTIONS"]["context_processors"].append("approvals.context_processors.approval_counts")

@@ -2,22 +2,28 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import path
+from django.urls import include, path
 
-from catalog import views as catalog_views
-from catalog.views import governance
+from catalog.views import console, governance
 
 from .api import api
 
 urlpatterns = [
-    path("", catalog_views.home, name="home"),
+    path("", console.home, name="home"),
+    path("catalog/", console.catalog_page, name="catalog"),
+    path("catalog/export.<str:fmt>", console.catalog_export, name="catalog-export"),
+    path("owners/", console.owners_page, name="owners"),
+    path("teams/", console.teams_page, name="teams"),
+    path("teams/<slug:slug>/", console.team_page, name="team"),
+    path("language", console.language_view, name="language"),
     path("findings/", governance.findings_page, name="findings"),
     path("revisions/", governance.revisions_page, name="revisions"),
     path("revisions/<str:system>/<int:number>/", governance.revision_page, name="revision"),
     path("revisions/<str:system>/<int:number>/review", governance.revision_review_view, name="revision-review"),
-    path("tools/<str:system>/<path:declared_id>/findings/", governance.tool_findings_page, name="tool-findings"),
+    path("tools/<str:system>/<path:declared_id>/", console.tool_view, name="tool"),
     path("tools/<str:system>/<path:declared_id>/waivers", governance.waiver_grant_view, name="waiver-grant"),
     path("waivers/<int:pk>/revoke", governance.waiver_revoke_view, name="waiver-revoke"),
+    path("approvals/", include("approvals.urls")),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),

@@ -14,6 +14,7 @@ from .catalog import (
     Tool,
     ToolChange,
 )
+from .console import UserPreference
 from .governance import Finding, RevisionReview, Severity, Waiver
 
 __all__ = [
@@ -34,5 +35,6 @@ __all__ = [
     "Team",
     "Tool",
     "ToolChange",
+    "UserPreference",
     "Waiver",
 ]

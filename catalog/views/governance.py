@@ -5,13 +5,13 @@ from __future__ import annotations
 from datetime import datetime, time
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseForbidden
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from ..access import page
 from ..domain.rules import RULES
 from ..domain.vocabulary import ReviewState
 from ..forms import FindingFilterForm, ReviewForm, WaiverForm
@@ -23,7 +23,7 @@ from ..services.governance import GovernanceRefused, revision_review, waiver_gra
 PAGE_SIZE = 50
 
 
-@login_required
+@page("findings")
 def findings_page(request: HttpRequest) -> HttpResponse:
     form = FindingFilterForm(request.GET or None)
     filters: dict[str, object] = {}
@@ -45,7 +45,7 @@ def findings_page(request: HttpRequest) -> HttpResponse:
     return render(request, template, context)
 
 
-@login_required
+@page("revisions")
 def revisions_page(request: HttpRequest) -> HttpResponse:
     state = request.GET.get("state") or None
     if state and state not in {s.value for s in ReviewState}:
@@ -54,7 +54,7 @@ def revisions_page(request: HttpRequest) -> HttpResponse:
     return render(request, "catalog/revisions.html", {"page": page, "state": state, "states": list(ReviewState)})
 
 
-@login_required
+@page("revision")
 def revision_page(request: HttpRequest, system: str, number: int) -> HttpResponse:
     try:
         revision, changes, reviews = revision_detail(system, number)
@@ -80,11 +80,9 @@ def revision_page(request: HttpRequest, system: str, number: int) -> HttpRespons
 
 
 @require_POST
-@login_required
+@page("revision-review")
 def revision_review_view(request: HttpRequest, system: str, number: int) -> HttpResponse:
     revision = get_object_or_404(CatalogRevision, system=system, number=number)
-    if not is_safety_officer(request.user):
-        return HttpResponseForbidden("only a safety officer may sign off a revision")
     form = ReviewForm(request.POST)
     if not form.is_valid():
         messages.error(request, "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
@@ -111,38 +109,14 @@ def _tool(system: str, declared_id: str) -> Tool:
     )
 
 
-@login_required
-def tool_findings_page(request: HttpRequest, system: str, declared_id: str) -> HttpResponse:
-    tool = _tool(system, declared_id)
-    findings = list(findings_list(tool_id=tool.pk))
-    # Offer the rules this tool breaks that may be waived and are not waived already.
-    waivable = sorted({f.rule for f in findings if RULES[f.rule].waivable and f.waived_until is None})
-    officer = is_safety_officer(request.user)
-    return render(
-        request,
-        "catalog/tool_findings.html",
-        {
-            "tool": tool,
-            "findings": findings,
-            "waivers": tool.waivers.select_related("granted_by", "revoked_by").order_by("-created_at"),
-            "now": timezone.now(),
-            "may_waive": officer and bool(waivable),
-            "may_revoke": officer,
-            "form": WaiverForm(rules=waivable),
-        },
-    )
-
-
 @require_POST
-@login_required
+@page("waiver-grant")
 def waiver_grant_view(request: HttpRequest, system: str, declared_id: str) -> HttpResponse:
     tool = _tool(system, declared_id)
-    if not is_safety_officer(request.user):
-        return HttpResponseForbidden("only a safety officer may grant a waiver")
     form = WaiverForm(request.POST, rules=sorted(RULES))
     if not form.is_valid():
         messages.error(request, "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
-        return redirect("tool-findings", system=system, declared_id=declared_id)
+        return redirect("tool", system=system, declared_id=declared_id)
     # A waiver runs to the end of the chosen day, in the console's time zone.
     expires = timezone.make_aware(datetime.combine(form.cleaned_data["expires_on"], time(23, 59, 59)))
     try:
@@ -159,11 +133,11 @@ def waiver_grant_view(request: HttpRequest, system: str, declared_id: str) -> Ht
         messages.error(request, exc.message)
     else:
         messages.success(request, f"{form.cleaned_data['rule']} waived for {tool.declared_id}")
-    return redirect("tool-findings", system=system, declared_id=declared_id)
+    return redirect("tool", system=system, declared_id=declared_id)
 
 
 @require_POST
-@login_required
+@page("waiver-revoke")
 def waiver_revoke_view(request: HttpRequest, pk: int) -> HttpResponse:
     waiver = get_object_or_404(Waiver.objects.select_related("tool"), pk=pk)
     try:
@@ -172,4 +146,4 @@ def waiver_revoke_view(request: HttpRequest, pk: int) -> HttpResponse:
         if exc.forbidden:
             return HttpResponseForbidden(exc.message)
         messages.error(request, exc.message)
-    return redirect("tool-findings", system=waiver.tool.system, declared_id=waiver.tool.declared_id)
+    return redirect("tool", system=waiver.tool.system, declared_id=waiver.tool.declared_id)

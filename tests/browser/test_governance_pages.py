@@ -59,7 +59,7 @@ def test_officer_signs_off_the_condor_revision(live_server: Any, demo_loaded: No
 
 def test_officer_waives_a_finding(live_server: Any, demo_loaded: None, page: Any, screenshot: Any) -> None:
     sign_in(page, live_server.url, "safety")
-    page.goto(live_server.url + "/tools/condor/recordPayment/findings/")
+    page.goto(live_server.url + "/tools/condor/recordPayment/")
     page.select_option("#id_rule", "retry-declared-on-mutating")
     page.fill("#id_justification", "Billing gateway dedupes by payment id until the descriptor fix ships.")
     page.click("text=Grant waiver")
@@ -73,5 +73,5 @@ def test_other_roles_do_not_see_the_forms(live_server: Any, demo_loaded: None, p
     sign_in(page, live_server.url, "oncall")
     page.goto(live_server.url + "/revisions/condor/1/")
     assert page.locator("text=Sign off this revision").count() == 0
-    page.goto(live_server.url + "/tools/condor/recordPayment/findings/")
+    page.goto(live_server.url + "/tools/condor/recordPayment/")
     assert page.locator("text=Grant waiver").count() == 0

@@ -1,0 +1,258 @@
+"""The runtime's approvals API: evaluate a call, poll (long-poll) its request, consume or cancel it."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime
+from typing import Any, Literal
+
+from django.conf import settings
+from django.db import connection
+from django.http import HttpRequest
+from django.urls import reverse
+from django.utils import timezone
+from ninja import Field, Router, Schema, Status
+
+from catalog.auth import ScopedBearer
+
+from .domain import State
+from .models import ApprovalRequest
+from .selectors import parse_request_id, request_get, request_state
+from .services import ApprovalRefused, approval_cancel, approval_consume, approval_evaluate
+
+router = Router(tags=["approvals"], auth=ScopedBearer("approvals"))
+
+
+class ToolOut(Schema):
+    system: str
+    id: str
+    canonicalKey: str  # noqa: N815 - the API speaks camelCase, as the runtime does
+    llmName: str  # noqa: N815
+
+
+class RequestOut(Schema):
+    id: str
+    state: str
+    url: str
+    tool: ToolOut
+    hitlTier: str | None  # noqa: N815
+    tierKey: str  # noqa: N815
+    flagged: bool
+    policyDomain: str  # noqa: N815
+    policyReason: str  # noqa: N815
+    profile: str
+    dispatchMode: str  # noqa: N815
+    runId: str  # noqa: N815
+    requestedBy: str  # noqa: N815
+    patientRef: str  # noqa: N815
+    args: dict[str, Any]
+    argsSha256: str  # noqa: N815
+    approvedArgs: dict[str, Any] | None  # noqa: N815
+    approvedArgsSha256: str | None  # noqa: N815
+    argsEdited: bool  # noqa: N815
+    createdAt: datetime  # noqa: N815
+    expiresAt: datetime  # noqa: N815
+    decidedAt: datetime | None  # noqa: N815
+    decidedBy: str | None  # noqa: N815
+    reason: str
+    consumableUntil: datetime | None  # noqa: N815
+    consumedAt: datetime | None  # noqa: N815
+    cancelledAt: datetime | None  # noqa: N815
+    escalatedTo: str | None  # noqa: N815
+
+
+class EvaluateIn(Schema):
+    tool: str = Field(min_length=1, max_length=200, description="any spelling of the tool id")
+    profile: str = Field(min_length=1, max_length=100, description="the catalog profile of the run")
+    dispatchMode: Literal["operator", "supervised", "ambient"]  # noqa: N815
+    runId: str = Field(min_length=1, max_length=200)  # noqa: N815
+    requestedBy: str = Field(min_length=1, max_length=200, description="who asked; may not approve it")  # noqa: N815
+    patientRef: str = Field("", max_length=200)  # noqa: N815
+    args: dict[str, Any]
+    idempotencyKey: str = Field(min_length=1, max_length=200)  # noqa: N815
+    ttlSeconds: int | None = Field(None, description="override the tier's default expiry, within limits")  # noqa: N815
+    system: Literal["condor", "tucan"] | None = Field(None, description="choose when a name matches both")
+
+
+class EvaluateOut(Schema):
+    decision: str
+    reason: str
+    detail: str
+    tool: ToolOut | None = None
+    request: RequestOut | None = None
+    replayed: bool = False
+
+
+class ErrorOut(Schema):
+    detail: str
+    errors: list[str] = []
+    reason: str | None = None
+    decision: str | None = None
+    candidates: list[str] = []
+    request: RequestOut | None = None
+
+
+class ConsumeIn(Schema):
+    argsSha256: str = Field(min_length=64, max_length=64, pattern="^[0-9a-f]{64}$")  # noqa: N815
+
+
+class CancelIn(Schema):
+    reason: str = Field("", max_length=1000)
+
+
+def tool_out(tool: Any) -> dict[str, str]:
+    return {"system": tool.system, "id": tool.declared_id, "canonicalKey": tool.canonical_key, "llmName": tool.llm_name}
+
+
+def request_out(req: ApprovalRequest, now: datetime | None = None) -> dict[str, Any]:
+    state = req.state_at(now or timezone.now())
+    return {
+        "id": str(req.pk),
+        "state": state,
+        "url": settings.APPROVALS_BASE_URL + reverse("approvals:detail", args=[req.pk]),
+        "tool": tool_out(req.tool),
+        "hitlTier": req.hitl_tier,
+        "tierKey": req.tier_key,
+        "flagged": req.flagged,
+        "policyDomain": req.policy_domain,
+        "policyReason": req.policy_reason,
+        "profile": req.profile,
+        "dispatchMode": req.dispatch_mode,
+        "runId": req.run_id,
+        "requestedBy": req.requested_by,
+        "patientRef": req.patient_ref,
+        "args": req.proposed_args,
+        "argsSha256": req.proposed_sha256,
+        # The runtime executes exactly these (the approver may have edited them) and consumes their hash.
+        "approvedArgs": req.approved_args,
+        "approvedArgsSha256": req.approved_sha256,
+        "argsEdited": req.args_edited,
+        "createdAt": req.created_at,
+        "expiresAt": req.expires_at,
+        "decidedAt": req.decided_at,
+        "decidedBy": req.decided_by.get_username() if req.decided_by_id else None,
+        "reason": req.decision_reason or req.cancel_reason,
+        "consumableUntil": req.consumable_until,
+        "consumedAt": req.consumed_at,
+        "cancelledAt": req.cancelled_at,
+        "escalatedTo": req.escalated_to or None,
+    }
+
+
+def refused(exc: ApprovalRefused) -> Status[dict[str, Any]]:
+    body: dict[str, Any] = {"detail": exc.message, "errors": exc.errors, "reason": exc.code}
+    if exc.request is not None:
+        body["request"] = request_out(exc.request)
+    return Status(exc.status, body)
+
+
+def _not_found(request_id: str) -> Status[dict[str, Any]]:
+    return Status(404, {"detail": f"no approval request {request_id!r}", "reason": "not-found"})
+
+
+@router.post(
+    "/evaluate",
+    response={200: EvaluateOut, 201: EvaluateOut, 409: ErrorOut, 422: ErrorOut},
+    summary="May this tool call run? allow, suspend (an approval request) or refuse",
+)
+def evaluate(request: HttpRequest, payload: EvaluateIn) -> Status[dict[str, Any]]:
+    try:
+        result = approval_evaluate(
+            tool_name=payload.tool,
+            profile=payload.profile,
+            dispatch_mode=payload.dispatchMode,
+            run_id=payload.runId,
+            requested_by=payload.requestedBy,
+            patient_ref=payload.patientRef,
+            args=payload.args,
+            idempotency_key=payload.idempotencyKey,
+            ttl_seconds=payload.ttlSeconds,
+            system=payload.system,
+            via=request.auth.name,  # type: ignore[attr-defined]
+        )
+    except ApprovalRefused as exc:
+        return refused(exc)
+    if result.decision == "refuse":
+        # A refusal is a 422 so that a client which only checks the status still does not run the call.
+        return Status(
+            422,
+            {"decision": "refuse", "reason": result.reason, "detail": result.message, "candidates": result.candidates},
+        )
+    body: dict[str, Any] = {
+        "decision": result.decision,
+        "reason": result.reason,
+        "detail": result.message,
+        "tool": tool_out(result.tool) if result.tool else None,
+    }
+    if result.request is not None:
+        body["request"] = request_out(result.request)
+        body["replayed"] = not result.created
+    return Status(201 if result.created else 200, body)
+
+
+def _release_connection() -> None:
+    """Give the database connection back while a long-poll sleeps, so idle waiters hold no server slot.
+    Not inside a transaction (a test's, or ATOMIC_REQUESTS): closing would end it."""
+    if not connection.in_atomic_block:
+        connection.close()
+
+
+@router.get(
+    "/{request_id}",
+    response={200: RequestOut, 404: ErrorOut, 422: ErrorOut},
+    summary="A request's state; with ?wait=N (≤ 30) waits until it is decided, expired or N seconds pass",
+)
+def get_request(request: HttpRequest, request_id: str, wait: int = 0) -> Status[dict[str, Any]]:
+    limit = settings.APPROVALS_LONG_POLL_MAX_SECONDS
+    if not 0 <= wait <= limit:
+        return Status(422, {"detail": f"wait: between 0 and {limit} seconds; poll again if still pending"})
+    pk = parse_request_id(request_id)
+    row = request_state(pk) if pk else None
+    if row is None:
+        return _not_found(request_id)
+    # One indexed primary-key read per interval (about a second) per waiter: cheap, and no busy loop.
+    deadline = time.monotonic() + wait
+    interval = settings.APPROVALS_LONG_POLL_INTERVAL_SECONDS
+    while row[0] == State.PENDING and row[1] > timezone.now() and (left := deadline - time.monotonic()) > 0:
+        _release_connection()
+        time.sleep(min(interval, left))
+        row = request_state(pk) or row
+    req = request_get(pk)
+    assert req is not None
+    return Status(200, request_out(req))
+
+
+@router.post(
+    "/{request_id}/consume",
+    response={200: RequestOut, 404: ErrorOut, 409: ErrorOut},
+    summary="Spend an approval: once, for the approved arguments' hash only",
+)
+def consume(request: HttpRequest, request_id: str, payload: ConsumeIn) -> Status[dict[str, Any]]:
+    pk = parse_request_id(request_id)
+    if pk is None:
+        return _not_found(request_id)
+    try:
+        req = approval_consume(request_id=pk, args_sha256=payload.argsSha256, via=request.auth.name)  # type: ignore[attr-defined]
+    except ApprovalRefused as exc:
+        return refused(exc)
+    return Status(200, request_out(req))
+
+
+@router.post(
+    "/{request_id}/cancel",
+    response={200: RequestOut, 404: ErrorOut, 409: ErrorOut},
+    summary="Withdraw a request the runtime no longer needs (pending, or approved and unused)",
+)
+def cancel(request: HttpRequest, request_id: str, payload: CancelIn | None = None) -> Status[dict[str, Any]]:
+    pk = parse_request_id(request_id)
+    if pk is None:
+        return _not_found(request_id)
+    try:
+        req, _already = approval_cancel(
+            request_id=pk,
+            reason=payload.reason if payload else "",
+            via=request.auth.name,  # type: ignore[attr-defined]
+        )
+    except ApprovalRefused as exc:
+        return refused(exc)
+    return Status(200, request_out(req))

@@ -1,0 +1,51 @@
+"""`approval_counts` on every page: the signed-in approver's pending requests per tier, for the header."""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Any
+
+from django.http import HttpRequest
+
+from .selectors import approver_domains, tier_counts, user_groups
+
+
+class ApprovalCounts:
+    """Lazy: the count query runs only when a template reads it, and only for people who approve."""
+
+    def __init__(self, user: Any) -> None:
+        self._user = user
+
+    @cached_property
+    def visible(self) -> bool:
+        from django.conf import settings
+
+        groups = user_groups(self._user)
+        return bool(approver_domains(self._user)) or settings.APPROVALS_ESCALATION_GROUP in groups
+
+    @cached_property
+    def _counts(self) -> dict[str, int]:
+        return tier_counts(self._user) if self.visible else {"high": 0, "low": 0, "ungated": 0}
+
+    @property
+    def high(self) -> int:
+        return self._counts["high"]
+
+    @property
+    def low(self) -> int:
+        return self._counts["low"]
+
+    @property
+    def ungated(self) -> int:
+        return self._counts["ungated"]
+
+    @property
+    def total(self) -> int:
+        return sum(self._counts.values())
+
+
+def approval_counts(request: HttpRequest) -> dict[str, Any]:
+    user = getattr(request, "user", None)
+    if user is None or not user.is_authenticated:
+        return {}
+    return {"approval_counts": ApprovalCounts(user)}

@@ -1,0 +1,233 @@
+"""The HITL approval rules as plain functions over plain values (no Django here).
+
+- `suspend_policy`: may a tool call run now, must a human approve it first, or is it refused?
+- `canonical_args` / `args_sha256`: the one byte form of a call's arguments and its hash; the hash the
+  approver saw is the only hash that may be consumed.
+- `request_ttl`: how long a suspended request waits for a decision.
+- `effective_state` and `consume_refusal`: what a request's state means now, and why a consume is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+READ = "read"
+HIGH = "high"
+LOW = "low"
+# Settings and counts key the tier of a mutating tool that declares none (every mutating TUCAN tool).
+UNGATED = "ungated"
+
+
+class DispatchMode(StrEnum):
+    """How the runtime dispatched the call (the seed's terms)."""
+
+    OPERATOR = "operator"  # the human who typed the request is in the chat
+    SUPERVISED = "supervised"
+    AMBIENT = "ambient"
+
+
+class Decision(StrEnum):
+    ALLOW = "allow"
+    SUSPEND = "suspend"
+    REFUSE = "refuse"
+
+
+class State(StrEnum):
+    PENDING = "pending"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    EXPIRED = "expired"
+    CANCELLED = "cancelled"
+    CONSUMED = "consumed"
+
+
+DECIDED_STATES = frozenset({State.APPROVED, State.REJECTED, State.CONSUMED})
+FINAL_STATES = frozenset({State.REJECTED, State.EXPIRED, State.CANCELLED, State.CONSUMED})
+
+
+@dataclass(frozen=True)
+class PolicyOutcome:
+    decision: Decision
+    reason: str  # a machine-readable code: the runtime branches on it, people read `message`
+    message: str
+    flagged: bool = False  # suspended only because the mutation declares no tier: fail closed, and say so
+    # The tier a suspended request is counted and timed under (`ungated` for a tier-less mutation).
+    tier_key: str | None = None
+
+
+def suspend_policy(
+    *,
+    known: bool,
+    plan_eligible: bool,
+    effective_policy_class: str | None,
+    is_mutating: bool,
+    hitl_tier: str | None,
+    dispatch_mode: str,
+    tool: str = "the tool",
+    profile: str = "the profile",
+) -> PolicyOutcome:
+    """The suspend gate: one decision for one tool call, failing closed wherever the catalog is unclear.
+
+    Order matters: a tool the catalog does not know (or that the profile does not make plan-eligible)
+    is refused before anything about it is trusted; a read runs; a mutation suspends unless its tier is
+    `low` and the person who typed the request is in the chat (their typing is the approval).
+    """
+    if dispatch_mode not in DispatchMode.__members__.values():
+        modes = ", ".join(m.value for m in DispatchMode)
+        return PolicyOutcome(
+            Decision.REFUSE, "unknown-dispatch-mode", f"dispatchMode {dispatch_mode!r} is not one of {modes}"
+        )
+    if not known:
+        return PolicyOutcome(
+            Decision.REFUSE,
+            "unknown-tool",
+            f"{tool} is not a live tool of the catalog under any spelling; the planner must not call it",
+        )
+    if not plan_eligible:
+        return PolicyOutcome(
+            Decision.REFUSE,
+            "not-plan-eligible",
+            f"{tool} is not plan-eligible under profile {profile} (only business-plane tools whose availability "
+            "the profile activates, or that it includes by id, are)",
+        )
+    # Both the class and the predicate are consulted: a row that reads as `read` but mutates is a mutation.
+    mutates = is_mutating or effective_policy_class != READ
+    if not mutates:
+        return PolicyOutcome(Decision.ALLOW, "read", f"{tool} only reads")
+    if hitl_tier == HIGH:
+        return PolicyOutcome(
+            Decision.SUSPEND, "tier-high", f"{tool} is tier high: it always waits for an approver", tier_key=HIGH
+        )
+    if hitl_tier == LOW:
+        if dispatch_mode == DispatchMode.OPERATOR:
+            return PolicyOutcome(
+                Decision.ALLOW, "tier-low-operator", f"{tool} is tier low and the requesting person is in the chat"
+            )
+        return PolicyOutcome(
+            Decision.SUSPEND,
+            "tier-low-unattended",
+            f"{tool} is tier low and dispatch mode {dispatch_mode} has no person in the chat to approve it",
+            tier_key=LOW,
+        )
+    # No tier (or one this code does not know) on a mutation: the seed's ungated-mutation hole. Never allow.
+    return PolicyOutcome(
+        Decision.SUSPEND,
+        "ungated-mutation",
+        f"{tool} mutates but declares no HITL tier: suspended and flagged (fail closed); declare a tier",
+        flagged=True,
+        tier_key=UNGATED,
+    )
+
+
+# --- canonical arguments ---------------------------------------------------------------------------
+
+
+class ArgsError(ValueError):
+    """Arguments that cannot be put in canonical form; the message names the JSON location."""
+
+
+def _normalise(value: Any, where: str) -> Any:
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ArgsError(f"{where}: {value} is not a JSON number")
+        # 2.0 and 2 are one number in JSON (and in JavaScript's JSON.stringify): hash them alike.
+        return int(value) if value.is_integer() and abs(value) < 2**53 else value
+    if isinstance(value, Mapping):
+        out = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise ArgsError(f"{where}: object keys must be strings, got {key!r}")
+            out[key] = _normalise(item, f"{where}.{key}")
+        return out
+    if isinstance(value, list | tuple):
+        return [_normalise(item, f"{where}[{i}]") for i, item in enumerate(value)]
+    raise ArgsError(f"{where}: {type(value).__name__} is not a JSON value")
+
+
+def canonical_args(args: Mapping[str, Any]) -> str:
+    """Sorted keys, no whitespace, UTF-8 text, integral numbers without a fraction: one text per meaning."""
+    if not isinstance(args, Mapping):
+        raise ArgsError("args: must be a JSON object")
+    return json.dumps(_normalise(args, "args"), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def args_sha256(args: Mapping[str, Any]) -> str:
+    return hashlib.sha256(canonical_args(args).encode("utf-8")).hexdigest()
+
+
+def canonical_copy(args: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments as they are stored: the canonical form read back."""
+    return json.loads(canonical_args(args))
+
+
+# --- expiry ----------------------------------------------------------------------------------------
+
+
+def request_ttl(
+    *, tier_key: str, requested: int | None, defaults: Mapping[str, int], minimum: int, maxima: Mapping[str, int]
+) -> int:
+    """Seconds a suspended request waits: the tier's default, or the runtime's ttlSeconds within limits."""
+    default = defaults.get(tier_key, defaults.get(HIGH, 900))
+    if requested is None:
+        return default
+    maximum = maxima.get(tier_key, default)
+    if not minimum <= requested <= maximum:
+        raise ValueError(
+            f"ttlSeconds: {requested} is outside {minimum}..{maximum} for tier {tier_key} "
+            f"(omit it for the default of {default} s)"
+        )
+    return requested
+
+
+def effective_state(state: str, expires_at: datetime, now: datetime) -> str:
+    """A pending request past its expiry is expired, whether or not the beat task has marked it yet."""
+    if state == State.PENDING and expires_at <= now:
+        return State.EXPIRED.value
+    return state
+
+
+def consume_refusal(
+    *,
+    state: str,
+    expires_at: datetime,
+    consumable_until: datetime | None,
+    approved_sha256: str | None,
+    presented_sha256: str,
+    now: datetime,
+) -> tuple[str, str] | None:
+    """Why this consume must not succeed, as (code, message); None when it may.
+
+    This is what stops a retried or replayed runtime call from executing twice, or executing
+    arguments nobody approved.
+    """
+    current = effective_state(state, expires_at, now)
+    if current == State.PENDING:
+        return "not-decided", "the request is still pending: wait for the decision (GET ?wait=30) before consuming"
+    if current == State.REJECTED:
+        return "rejected", "the request was rejected: do not execute the call"
+    if current == State.EXPIRED:
+        return "expired", "the request expired without a decision: do not execute; submit a new request"
+    if current == State.CANCELLED:
+        return "cancelled", "the request was cancelled: do not execute"
+    if current == State.CONSUMED:
+        return "already-consumed", "this approval was already consumed: the call ran once and must not run again"
+    if presented_sha256 != approved_sha256:
+        return (
+            "args-mismatch",
+            f"argsSha256 {presented_sha256} is not the hash of the approved arguments ({approved_sha256}): "
+            "execute exactly approvedArgs (the approver may have edited them) and hash their canonical JSON",
+        )
+    if consumable_until is not None and consumable_until <= now:
+        return "approval-lapsed", "the approval lapsed unused; submit a new request"
+    return None

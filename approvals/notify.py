@@ -1,0 +1,102 @@
+"""Telling approvers: e-mail through Django's mail backend and an optional Slack-compatible webhook.
+
+Both run in Celery tasks started after the request's transaction commits, never on the runtime's
+request path. A failing mail server or webhook is logged and does not undo anything.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import urllib.error
+import urllib.request
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.core.mail import send_mail
+from django.db import IntegrityError, transaction
+from django.urls import reverse
+
+from catalog.roles import approver_group
+
+from .models import ApprovalRequest
+
+log = logging.getLogger(__name__)
+
+
+def request_link(req: ApprovalRequest) -> str:
+    return settings.APPROVALS_BASE_URL + reverse("approvals:detail", args=[req.pk])
+
+
+def ensure_group(name: str) -> None:
+    """Domain groups appear as requests for new domains (TUCAN categories) arrive, so admins can fill them."""
+    try:
+        with transaction.atomic():
+            Group.objects.get_or_create(name=name)
+    except IntegrityError:  # created concurrently: it exists, which is all we need
+        pass
+
+
+def group_emails(group: str) -> list[str]:
+    users = get_user_model().objects.filter(groups__name=group, is_active=True).exclude(email="")
+    return sorted(set(users.values_list("email", flat=True)))
+
+
+def summary(req: ApprovalRequest) -> str:
+    flag = " [UNGATED MUTATION: no HITL tier declared]" if req.flagged else ""
+    patient = f" for patient {req.patient_ref}" if req.patient_ref else ""
+    return (
+        f"{req.tool_declared_id} (tier {req.tier_key}, {req.dispatch_mode}){patient} requested by "
+        f"{req.requested_by}{flag}; expires {req.expires_at:%Y-%m-%d %H:%M:%S %Z}"
+    )
+
+
+def post_webhook(text: str, url: str | None = None) -> bool:
+    url = url if url is not None else settings.APPROVALS_WEBHOOK_URL
+    if not url:
+        return False
+    body = json.dumps({"text": text}).encode("utf-8")
+    request = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"}, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=settings.APPROVALS_WEBHOOK_TIMEOUT_SECONDS) as response:  # noqa: S310 - configured URL
+            return 200 <= response.status < 300
+    except (urllib.error.URLError, TimeoutError, OSError) as exc:
+        log.warning("approvals webhook %s failed: %s", url, exc)
+        return False
+
+
+def notify(req: ApprovalRequest, *, group: str, subject: str, lead: str) -> dict[str, object]:
+    """E-mail the group's members and post the webhook; returns what was sent (for logs and tests)."""
+    ensure_group(group)
+    link = request_link(req)
+    text = f"{lead}: {summary(req)}\n{link}"
+    recipients = group_emails(group)
+    mailed = 0
+    if recipients:
+        try:
+            mailed = send_mail(subject, text, settings.DEFAULT_FROM_EMAIL, recipients)
+        except Exception as exc:  # the mail server's failure is not the request's failure
+            log.warning("approvals mail to %s failed: %s", group, exc)
+    else:
+        log.info("no member of %s has an e-mail address; request %s not mailed", group, req.pk)
+    posted = post_webhook(text)
+    return {"recipients": recipients, "mailed": mailed, "webhook": posted, "link": link}
+
+
+def notify_suspended(req: ApprovalRequest) -> dict[str, object]:
+    return notify(
+        req,
+        group=approver_group(req.policy_domain),
+        subject=f"[Condor] approval needed: {req.tool_declared_id} (tier {req.tier_key})",
+        lead="Approval needed",
+    )
+
+
+def notify_escalated(req: ApprovalRequest) -> dict[str, object]:
+    return notify(
+        req,
+        group=req.escalated_to or settings.APPROVALS_ESCALATION_GROUP,
+        subject=f"[Condor] ESCALATED: {req.tool_declared_id} still waits for approval",
+        lead=f"Escalated (pending since {req.created_at:%H:%M:%S %Z})",
+    )

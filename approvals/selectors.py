@@ -1,0 +1,206 @@
+"""Reads for approvals: each a fixed number of queries, whatever the queue or catalog size."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.db.models import Count, F, Q, QuerySet
+
+from catalog.domain.keys import canonical_key
+from catalog.models import Tool
+from catalog.permissions import has_role
+from catalog.roles import APPROVER, APPROVER_DOMAIN_PREFIX, SAFETY_OFFICER
+
+from .domain import State
+from .models import TIER_KEYS, ApprovalRequest
+
+# --- the requested tool ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ToolResolution:
+    tool: Tool | None
+    candidates: list[Tool] = field(default_factory=list)  # more than one: ambiguous
+
+    @property
+    def ambiguous(self) -> bool:
+        return self.tool is None and len(self.candidates) > 1
+
+
+def tool_resolve(name: str, *, system: str | None = None) -> ToolResolution:
+    """The live tool the runtime means, by any spelling (declared id, LLM name, canonical key, alias).
+
+    An exact declared id wins, then an exact LLM name, then a canonical-key match (the two systems may
+    both fold to one key, as `bookAppointment` and `book-appointment` do). Two or more equally good
+    matches resolve to nothing: guessing which tool to gate would be the silent failure this gate exists
+    to prevent.
+    One query, plus one more only when no declared id folds to the key (the alias scan).
+    """
+    key = canonical_key(name)
+    live = Tool.objects.live()
+    if system:
+        live = live.filter(system=system)
+    matches = list(live.filter(Q(canonical_key=key) | Q(declared_id=name) | Q(llm_name=name)).order_by("pk"))
+    if not matches and key:
+        # Aliases live in a JSON list (not indexed on SQLite): only the few tools that declare any.
+        matches = [
+            t
+            for t in live.exclude(aliases=[]).only("pk", "aliases").order_by("pk")
+            if any(canonical_key(a) == key for a in t.aliases or [])
+        ]
+        if matches:
+            matches = list(Tool.objects.filter(pk__in=[t.pk for t in matches]).order_by("pk"))
+    # Precedence: the exact declared id, then the exact LLM name (what the model was shown), then any spelling.
+    for tier in (
+        [t for t in matches if t.declared_id == name],
+        [t for t in matches if t.llm_name == name],
+        matches,
+    ):
+        if len(tier) == 1:
+            return ToolResolution(tier[0], tier)
+        if len(tier) > 1:
+            return ToolResolution(None, tier)
+    return ToolResolution(None, [])
+
+
+# --- requests --------------------------------------------------------------------------------------
+
+
+def parse_request_id(value: str | uuid.UUID) -> uuid.UUID | None:
+    try:
+        return value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
+    except ValueError:
+        return None
+
+
+def request_get(request_id: str | uuid.UUID) -> ApprovalRequest | None:
+    """One request with its tool and approver: one query."""
+    pk = parse_request_id(request_id)
+    if pk is None:
+        return None
+    return ApprovalRequest.objects.select_related("tool", "decided_by").filter(pk=pk).first()
+
+
+def request_state(request_id: uuid.UUID) -> tuple[str, datetime] | None:
+    """The cheapest read a long-poll makes: state and expiry by primary key."""
+    return ApprovalRequest.objects.filter(pk=request_id).values_list("state", "expires_at").first()
+
+
+# --- who may decide what ---------------------------------------------------------------------------
+
+
+def user_groups(user: Any) -> set[str]:
+    """The user's group names, read once per request (shared with catalog.permissions' cache)."""
+    if not getattr(user, "is_authenticated", False):
+        return set()
+    has_role(user, APPROVER)  # reads the groups once and caches them on the user for this request
+    cached = getattr(user, "_condor_groups", None)
+    return set(cached) if cached is not None else set(user.groups.values_list("name", flat=True))
+
+
+def approver_domains(user: Any) -> set[str]:
+    """The policy domains the user may approve: one per `approver:<domain>` group. `approver` alone: none."""
+    return {g[len(APPROVER_DOMAIN_PREFIX) :] for g in user_groups(user) if g.startswith(APPROVER_DOMAIN_PREFIX)}
+
+
+def decidable_filter(user: Any) -> Q | None:
+    """Requests this user may decide: their domains, plus requests escalated to a group they are in."""
+    groups = user_groups(user)
+    domains = approver_domains(user)
+    if not domains and not groups:
+        return None
+    q = Q(policy_domain__in=sorted(domains)) if domains else Q(pk__in=[])
+    return q | Q(escalated_to__in=sorted(groups)) if groups else q
+
+
+def may_decide(user: Any, request: ApprovalRequest) -> bool:
+    groups = user_groups(user)
+    return APPROVER_DOMAIN_PREFIX + request.policy_domain in groups or (
+        bool(request.escalated_to) and request.escalated_to in groups
+    )
+
+
+def may_view(user: Any, request: ApprovalRequest) -> bool:
+    """Deciders see their requests; safety officers see every request (read only)."""
+    return may_decide(user, request) or SAFETY_OFFICER in user_groups(user)
+
+
+def is_own_request(user: Any, request: ApprovalRequest) -> bool:
+    """Four-eyes: requestedBy names the person who asked, by username or e-mail (any case, `user:` prefix ok)."""
+    asked = request.requested_by.strip().casefold().removeprefix("user:")
+    mine = {user.get_username().casefold()}
+    if getattr(user, "email", ""):
+        mine.add(user.email.casefold())
+    return asked in mine
+
+
+# --- the queue ---------------------------------------------------------------------------------------
+
+
+def queue_for(user: Any, *, now: datetime | None = None, limit: int = 200) -> list[ApprovalRequest]:
+    """Pending requests the user may decide, soonest to expire first: one query (plus the groups read)."""
+    scope = decidable_filter(user)
+    if scope is None:
+        return []
+    qs = ApprovalRequest.objects.pending(now).filter(scope).select_related("tool").order_by("expires_at", "pk")
+    return list(qs[:limit])
+
+
+def tier_counts(user: Any, *, now: datetime | None = None) -> dict[str, int]:
+    """Pending requests the user may decide, per tier (high, low, ungated): one query."""
+    counts = dict.fromkeys(TIER_KEYS, 0)
+    scope = decidable_filter(user)
+    if scope is None:
+        return counts
+    for row in ApprovalRequest.objects.pending(now).filter(scope).values("tier_key").annotate(n=Count("pk")):
+        counts[row["tier_key"]] = row["n"]
+    return counts
+
+
+# --- history -----------------------------------------------------------------------------------------
+
+
+HISTORY_STATES = (State.APPROVED, State.CONSUMED, State.REJECTED, State.EXPIRED, State.CANCELLED)
+
+
+def history_list(
+    user: Any,
+    *,
+    state: str | None = None,
+    tool: str | None = None,
+    domain: str | None = None,
+    tier: str | None = None,
+    decided_by: str | None = None,
+    patient_ref: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+) -> QuerySet[ApprovalRequest]:
+    """Requests no longer pending, newest decision first, with `latency` (decision minus suspension)."""
+    qs = ApprovalRequest.objects.exclude(state=State.PENDING.value)
+    if SAFETY_OFFICER not in user_groups(user):
+        scope = decidable_filter(user)
+        qs = qs.filter(scope) if scope is not None else qs.none()
+    if state:
+        qs = qs.filter(state=state)
+    if tool:
+        qs = qs.filter(Q(tool_declared_id__icontains=tool) | Q(tool__canonical_key=canonical_key(tool)))
+    if domain:
+        qs = qs.filter(policy_domain=domain)
+    if tier:
+        qs = qs.filter(tier_key=tier)
+    if decided_by:
+        qs = qs.filter(decided_by__username=decided_by)
+    if patient_ref:
+        qs = qs.filter(patient_ref=patient_ref)
+    if since:
+        qs = qs.filter(created_at__gte=since)
+    if until:
+        qs = qs.filter(created_at__lt=until)
+    return (
+        qs.select_related("decided_by")
+        .annotate(decision_latency=F("decided_at") - F("created_at"))
+        .order_by(F("decided_at").desc(nulls_last=True), "-created_at")
+    )

@@ -1,0 +1,57 @@
+"""Who may open which console page: one registry, enforced by the views and checked by a test that
+walks the URL conf (a new page without an entry here fails it)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
+
+from . import roles
+from .permissions import has_role
+
+SIGNED_IN = "signed-in"
+
+# url name → (HTTP method the page answers, roles allowed; SIGNED_IN means every signed-in person)
+PAGE_ACCESS: dict[str, tuple[str, frozenset[str] | str]] = {
+    "home": ("GET", SIGNED_IN),
+    "catalog": ("GET", SIGNED_IN),
+    "catalog-export": ("GET", SIGNED_IN),
+    "tool": ("GET", SIGNED_IN),
+    "owners": ("GET", SIGNED_IN),
+    "teams": ("GET", SIGNED_IN),
+    "team": ("GET", SIGNED_IN),
+    "findings": ("GET", SIGNED_IN),
+    "revisions": ("GET", SIGNED_IN),
+    "revision": ("GET", SIGNED_IN),
+    "language": ("POST", SIGNED_IN),
+    "revision-review": ("POST", frozenset({roles.SAFETY_OFFICER})),
+    "waiver-grant": ("POST", frozenset({roles.SAFETY_OFFICER})),
+    "waiver-revoke": ("POST", frozenset({roles.SAFETY_OFFICER})),
+}
+
+
+def may(user: Any, allowed: frozenset[str] | str) -> bool:
+    if allowed == SIGNED_IN:
+        return bool(user.is_authenticated)
+    return any(has_role(user, role) for role in allowed)
+
+
+def page(name: str) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
+    """Sign-in required, then the roles PAGE_ACCESS gives `name`; others get a 403 that says who may."""
+    _, allowed = PAGE_ACCESS[name]
+
+    def decorate(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+        @wraps(view)
+        def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            if not may(request.user, allowed):
+                who = ", ".join(sorted(allowed)) if isinstance(allowed, frozenset) else allowed
+                return HttpResponseForbidden(f"this page is for: {who}")
+            return view(request, *args, **kwargs)
+
+        return login_required(wrapped)
+
+    return decorate

@@ -1,0 +1,97 @@
+"""Owner lookup: any spelling of a tool id → the owning team, at once.
+
+Exact spellings (declared id, canonical key, LLM name, alias) resolve through the canonical key; anything
+else gets "did you mean" candidates ranked by canonical-key similarity (rapidfuzz). The key index is
+cached in memory per catalog revision, so a lookup is two small queries whatever the catalog size.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+from rapidfuzz import fuzz, process
+
+from .domain.keys import canonical_key
+from .models import CatalogState, Tool
+
+MIN_SCORE = 60.0
+
+
+@dataclass
+class _Index:
+    version: tuple[tuple[object, ...], ...]
+    keys: list[str]  # distinct canonical keys (ids and aliases), for fuzzy ranking
+    spaced: list[str]  # the same keys with dots as spaces, what the fuzzy scorer compares
+    tools_by_key: dict[str, list[tuple[int, str]]]  # key → [(tool pk, how it matched)]
+
+
+@dataclass
+class Lookup:
+    query: str
+    key: str
+    matches: list[tuple[Tool, str]] = field(default_factory=list)  # exact: (tool, "declared id" | "alias" …)
+    candidates: list[tuple[Tool, float]] = field(default_factory=list)  # near misses with their score
+
+    @property
+    def found(self) -> bool:
+        return bool(self.matches)
+
+
+_lock = threading.Lock()
+_index: _Index | None = None
+
+
+def _current_index() -> _Index:
+    global _index
+    # The revision's creation time is part of the version: ids alone can repeat after a rollback.
+    version = tuple(
+        CatalogState.objects.order_by("system").values_list(
+            "system", "current_revision_id", "current_revision__created_at"
+        )
+    )
+    with _lock:
+        if _index is not None and _index.version == version:
+            return _index
+    tools_by_key: dict[str, list[tuple[int, str]]] = {}
+    for pk, key, aliases in Tool.objects.live().values_list("pk", "canonical_key", "aliases"):
+        tools_by_key.setdefault(key, []).append((pk, "canonical key"))
+        for alias in aliases or []:
+            alias_key = canonical_key(alias)
+            if alias_key != key:
+                tools_by_key.setdefault(alias_key, []).append((pk, f"alias {alias!r}"))
+    keys = sorted(tools_by_key)
+    built = _Index(version=version, keys=keys, spaced=[k.replace(".", " ") for k in keys], tools_by_key=tools_by_key)
+    with _lock:
+        _index = built
+    return built
+
+
+def owner_lookup(query: str, *, limit: int = 5) -> Lookup:
+    key = canonical_key(query or "")
+    result = Lookup(query=query, key=key)
+    if not key:
+        return result
+    index = _current_index()
+    exact = index.tools_by_key.get(key, [])
+    ranked: list[tuple[str, float]] = []
+    if not exact:
+        # Compare keys with their dots as spaces so word order and extra words cost less than typos.
+        hits = process.extract(
+            key.replace(".", " "),
+            index.spaced,
+            scorer=fuzz.WRatio,
+            limit=limit,
+            score_cutoff=MIN_SCORE,
+        )
+        ranked = [(index.keys[i], score) for _, score, i in hits]
+    wanted = {pk for pk, _ in exact} | {pk for k, _ in ranked for pk, _ in index.tools_by_key[k]}
+    tools = Tool.objects.select_related("owner", "owner_rule").in_bulk(wanted)
+    result.matches = [(tools[pk], how) for pk, how in exact if pk in tools]
+    seen: set[int] = set()
+    for k, score in ranked:
+        for pk, _ in index.tools_by_key[k]:
+            if pk in tools and pk not in seen:
+                seen.add(pk)
+                result.candidates.append((tools[pk], score))
+    return result

@@ -1,0 +1,202 @@
+"""The everyday console: dashboard, catalog browser and export, tool page, owner lookup, teams, language."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_POST
+
+from ..access import page
+from ..browse import SORTS, CatalogFilters, catalog_facets, catalog_tools, dashboard, teams_overview, tool_page
+from ..domain.rules import RULES
+from ..forms import CatalogFilterForm, LanguageForm, OwnerLookupForm, WaiverForm
+from ..lookup import owner_lookup
+from ..middleware import SESSION_KEY
+from ..models import Team, Tool, UserPreference
+from ..permissions import is_safety_officer
+from ..selectors import catalog_summary, findings_list
+
+PAGE_SIZE = 50
+EXPORT_COLUMNS = (
+    "system",
+    "declared_id",
+    "canonical_key",
+    "llm_name",
+    "plane",
+    "module",
+    "owner",
+    "availability",
+    "policy_class",
+    "effective_policy_class",
+    "mutating",
+    "is_mutating",
+    "hitl_tier",
+    "retry_class",
+    "effective_retry_class",
+    "idempotency",
+    "findings",
+    "errors",
+    "signed_off",
+)
+
+
+@page("home")
+def home(request: HttpRequest) -> HttpResponse:
+    return render(request, "catalog/dashboard.html", {"summaries": catalog_summary(), **dashboard()})
+
+
+def _catalog_query(request: HttpRequest) -> tuple[CatalogFilterForm, CatalogFilters]:
+    form = CatalogFilterForm(request.GET or None, facets=catalog_facets(), sorts=list(SORTS))
+    if form.is_bound and form.is_valid():
+        return form, CatalogFilters(**form.filters())
+    return form, CatalogFilters()
+
+
+@page("catalog")
+def catalog_page(request: HttpRequest) -> HttpResponse:
+    form, filters = _catalog_query(request)
+    paginator = Paginator(catalog_tools(filters), PAGE_SIZE)
+    tools = paginator.get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    sort_query = query.copy()
+    sort_query.pop("sort", None)
+    context = {
+        "form": form,
+        "tools": tools,
+        "filters": filters,
+        "query": query.urlencode(),
+        "sort_query": sort_query.urlencode(),
+        "sort": filters.sort,
+    }
+    template = "catalog/catalog.html#table" if request.htmx else "catalog/catalog.html"  # type: ignore[attr-defined]
+    return render(request, template, context)
+
+
+def _export_row(tool: Tool) -> dict[str, Any]:
+    return {
+        "system": tool.system,
+        "declared_id": tool.declared_id,
+        "canonical_key": tool.canonical_key,
+        "llm_name": tool.llm_name,
+        "plane": tool.plane,
+        "module": tool.module,
+        "owner": tool.owner.slug if tool.owner else None,
+        "availability": tool.availability,
+        "policy_class": tool.policy_class,
+        "effective_policy_class": tool.effective_policy_class,
+        "mutating": tool.mutating,
+        "is_mutating": tool.is_mutating,
+        "hitl_tier": tool.hitl_tier,
+        "retry_class": tool.retry_class,
+        "effective_retry_class": tool.effective_retry_class,
+        "idempotency": tool.idempotency,
+        "findings": tool.findings_count,  # type: ignore[attr-defined]
+        "errors": tool.error_count,  # type: ignore[attr-defined]
+        "signed_off": bool(tool.safety_revision and tool.safety_revision.review_state == "approved"),
+    }
+
+
+class _Echo:
+    def write(self, value: str) -> str:
+        return value
+
+
+@page("catalog-export")
+def catalog_export(request: HttpRequest, fmt: str) -> HttpResponse:
+    """Exactly the filtered set, every page of it, as CSV or JSON."""
+    _, filters = _catalog_query(request)
+    rows = (_export_row(t) for t in catalog_tools(filters).iterator(chunk_size=1000))
+    stamp = timezone.now().strftime("%Y%m%d-%H%M")
+    if fmt == "json":
+        response = HttpResponse(
+            json.dumps(list(rows), ensure_ascii=False, indent=1), content_type="application/json; charset=utf-8"
+        )
+    elif fmt == "csv":
+        writer = csv.DictWriter(_Echo(), fieldnames=EXPORT_COLUMNS)
+
+        def stream() -> Iterator[str]:
+            yield writer.writeheader()  # DictWriter returns what the file's write returned: the line
+            for row in rows:
+                yield writer.writerow(row)
+
+        response = StreamingHttpResponse(stream(), content_type="text/csv; charset=utf-8")
+    else:
+        raise Http404("export format must be csv or json")
+    response["Content-Disposition"] = f'attachment; filename="condor-catalog-{stamp}.{fmt}"'
+    return response
+
+
+@page("tool")
+def tool_view(request: HttpRequest, system: str, declared_id: str) -> HttpResponse:
+    try:
+        data = tool_page(system, declared_id)
+    except Tool.DoesNotExist as exc:
+        raise Http404(f"no tool {declared_id!r} in {system}") from exc
+    findings = list(findings_list(tool_id=data.tool.pk))
+    waivable = sorted({f.rule for f in findings if RULES[f.rule].waivable and f.waived_until is None})
+    officer = is_safety_officer(request.user)
+    return render(
+        request,
+        "catalog/tool.html",
+        {
+            "page": data,
+            "tool": data.tool,
+            "findings": findings,
+            "waivers": data.tool.waivers.select_related("granted_by", "revoked_by").order_by("-created_at"),
+            "now": timezone.now(),
+            "may_waive": officer and bool(waivable),
+            "may_revoke": officer,
+            "form": WaiverForm(rules=waivable),
+        },
+    )
+
+
+@page("owners")
+def owners_page(request: HttpRequest) -> HttpResponse:
+    form = OwnerLookupForm(request.GET or None)
+    result = owner_lookup(form.cleaned_data["q"]) if form.is_bound and form.is_valid() else None
+    if result and len(result.matches) == 1 and request.GET.get("go") == "tool":
+        tool = result.matches[0][0]
+        return redirect("tool", system=tool.system, declared_id=tool.declared_id)
+    template = "catalog/owners.html#result" if request.htmx else "catalog/owners.html"  # type: ignore[attr-defined]
+    return render(request, template, {"form": form, "result": result})
+
+
+@page("teams")
+def teams_page(request: HttpRequest) -> HttpResponse:
+    return render(request, "catalog/teams.html", {"teams": teams_overview()})
+
+
+@page("team")
+def team_page(request: HttpRequest, slug: str) -> HttpResponse:
+    team = get_object_or_404(Team, slug=slug)
+    filters = CatalogFilters(owner=slug)
+    return render(
+        request,
+        "catalog/team.html",
+        {"team": team, "tools": catalog_tools(filters), "rules": team.ownership_rules.order_by("system", "plane")},
+    )
+
+
+@require_POST
+@page("language")
+def language_view(request: HttpRequest) -> HttpResponse:
+    form = LanguageForm(request.POST)
+    if not form.is_valid():
+        return HttpResponseBadRequest("language: choose one of the console's languages")
+    language = form.cleaned_data["language"]
+    UserPreference.objects.update_or_create(user=request.user, defaults={"language": language})
+    request.session[SESSION_KEY] = language
+    target = request.POST.get("next") or "/"
+    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
+        target = "/"
+    return redirect(target)

@@ -1,0 +1,177 @@
+"""The everyday console pages, as people use them: catalog browser, exports, tool page, owner lookup, teams."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+from django.test import Client
+
+from catalog.models import Tool
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def demo(db: Any) -> None:
+    call_command("load_demo", stdout=io.StringIO())
+
+
+@pytest.fixture
+def oncall(make_user: Any) -> Client:
+    client = Client()
+    client.force_login(make_user("oscar", "on-call"))
+    return client
+
+
+def rows(client: Client, **params: str) -> list[str]:
+    """The tool ids of the catalog table (first page) for these filters."""
+    body = client.get("/catalog/", params).content.decode()
+    table = body.split("<tbody>")[1].split("</tbody>")[0]
+    return [chunk.split("</a>")[0].split(">")[-1] for chunk in table.split('class="mono" href="/tools/')[1:]]
+
+
+def test_catalog_filters_by_each_axis(demo: None, oncall: Client) -> None:
+    assert set(rows(oncall, system="condor", plane="planner-control")) == {
+        t.declared_id for t in Tool.objects.live().filter(system="condor", plane="planner-control")
+    }
+    unowned = rows(oncall, owner="-")
+    assert "exportResearchCohort" in unowned and all(Tool.objects.get(declared_id=i).owner is None for i in unowned)
+    ungated = rows(oncall, system="condor", mutating="yes", hitl="none")
+    assert ungated == ["attachDocumentToChart"]
+    assert rows(oncall, system="condor", retry="transient", mutating="yes") == []
+    assert rows(oncall, q="aktuelle Medikation")  # German keyword search
+    assert "prescribeMedication" in rows(oncall, q="prescribe_medication")  # any spelling of the id
+
+
+def test_profile_filter_answers_what_is_plan_eligible(demo: None, oncall: Client) -> None:
+    body = oncall.get("/catalog/", {"system": "condor", "profile": "clinical-production"}).content.decode()
+    eligible = Tool.objects.live().filter(system="condor", plane="business", availability="production").count()
+    assert f"{eligible} tools" in body
+    names = rows(oncall, system="condor", profile="clinical-production", q="demo")
+    assert "generateDemoPatient" not in names
+    assert "search_tools" not in rows(oncall, profile="demo", q="search")  # never a business candidate
+
+
+def test_catalog_sorts_and_paginates(demo: None, oncall: Client) -> None:
+    by_findings = rows(oncall, system="condor", sort="-findings")
+    counts = [Tool.objects.get(system="condor", declared_id=i).findings.count() for i in by_findings]
+    assert counts == sorted(counts, reverse=True)
+    first, second = rows(oncall, system="tucan"), rows(oncall, system="tucan", page="2")
+    assert len(first) == 50 and not set(first) & set(second)
+
+
+def test_catalog_htmx_request_gets_only_the_table(demo: None, oncall: Client) -> None:
+    body = oncall.get("/catalog/", {"system": "condor"}, headers={"HX-Request": "true"}).content.decode()
+    assert body.lstrip().startswith('<div id="catalog-table">') and "<html" not in body
+    assert 'id="id_sort"' in body and 'hx-swap-oob="true"' in body
+
+
+def test_bad_filter_values_fall_back_to_the_whole_catalog(demo: None, oncall: Client) -> None:
+    response = oncall.get("/catalog/", {"plane": "nonsense", "page": "999"})
+    assert response.status_code == 200
+
+
+def test_exports_hold_exactly_the_filtered_set(demo: None, oncall: Client) -> None:
+    params = {"system": "tucan", "mutating": "yes"}
+    expected = set(Tool.objects.live().filter(system="tucan", is_mutating=True).values_list("declared_id", flat=True))
+    assert len(expected) > 50  # more than one page
+    data = json.loads(oncall.get("/catalog/export.json", params).content)
+    assert {row["declared_id"] for row in data} == expected
+    assert all(row["effective_policy_class"] == "mutate" and row["hitl_tier"] is None for row in data)
+    response = oncall.get("/catalog/export.csv", params)
+    assert response["Content-Type"].startswith("text/csv")
+    assert response["Content-Disposition"].startswith('attachment; filename="condor-catalog-')
+    reader = csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode()))
+    assert {row["declared_id"] for row in reader} == expected
+    assert oncall.get("/catalog/export.xml").status_code == 404
+
+
+def test_tool_page_shows_declared_beside_effective(demo: None, oncall: Client) -> None:
+    body = oncall.get("/tools/condor/recordPayment/").content.decode()
+    assert "transient" in body and "(because it mutates)" in body
+    assert "billing" in body and "Escalation" in body
+    assert "Candidate manifest line" in body and "bytes (bounds 120–300)" in body
+    assert "record.payment" in body  # canonical key among the spellings
+    assert "retry-declared-on-mutating" in body
+    assert "r1" in body  # revision history
+
+
+def test_tool_page_of_a_tucan_tool_lists_agents_and_llm_name(demo: None, oncall: Client) -> None:
+    body = oncall.get("/tools/tucan/list-active-medications/").content.decode()
+    assert "list_active_medications" in body
+    assert "TUCAN agents that see it" in body and "clinical" in body
+
+
+def test_tool_page_404(demo: None, oncall: Client) -> None:
+    assert oncall.get("/tools/condor/noSuchTool/").status_code == 404
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "visitRecordingCard",
+        "visit_recording_card",
+        "visit-recording-card",
+        "visit.recording.card",
+        "Visit Recording Card",
+    ],
+)
+def test_owner_lookup_finds_any_spelling(demo: None, oncall: Client, spelling: str) -> None:
+    body = oncall.get("/owners/", {"q": spelling}).content.decode()
+    assert "condor:visitRecordingCard" in body and "@cards-oncall" in body
+
+
+def test_owner_lookup_by_alias(demo: None, oncall: Client) -> None:
+    tool = Tool.objects.live().exclude(aliases=[]).filter(system="condor").first()
+    assert tool is not None
+    body = oncall.get("/owners/", {"q": tool.aliases[0]}).content.decode()
+    assert f"condor:{tool.declared_id}" in body and "matched by alias" in body
+
+
+def test_owner_lookup_suggests_the_real_tool_for_a_hallucinated_name(demo: None, oncall: Client) -> None:
+    body = oncall.get("/owners/", {"q": "get_clinical_notes"}).content.decode()
+    assert "No tool is called" in body and "Did you mean" in body
+    suggestions = body.split("Did you mean")[1]
+    assert "tucan:list-clinical-notes" in suggestions
+
+
+def test_owner_lookup_api_and_its_token(client: Client, demo: None, make_token: Any) -> None:
+    auth = {"Authorization": f"Bearer {make_token()}"}
+    body = client.get("/api/v1/owners/lookup", {"q": "visit-recording-card"}, headers=auth).json()
+    assert body["found"] and body["matches"][0]["id"] == "visitRecordingCard"
+    assert body["matches"][0]["owner"]["oncall"] == "@cards-oncall"
+    near = client.get("/api/v1/owners/lookup", {"q": "get_clinical_notes"}, headers=auth).json()
+    assert not near["found"] and "list-clinical-notes" in [t["id"] for t in near["did_you_mean"]]
+    assert client.get("/api/v1/owners/lookup", {"q": ""}, headers=auth).status_code == 422
+    assert client.get("/api/v1/owners/lookup", {"q": "x"}).status_code == 401
+
+
+def test_whoowns_command(demo: None) -> None:
+    out = io.StringIO()
+    call_command("whoowns", "visit_recording_card", stdout=out)
+    assert "condor:visitRecordingCard" in out.getvalue() and "on call     @cards-oncall" in out.getvalue()
+    out = io.StringIO()
+    with pytest.raises(SystemExit) as exit_info:
+        call_command("whoowns", "get_clinical_notes", stdout=out)
+    assert exit_info.value.code == 1 and "did you mean tucan:list-clinical-notes" in out.getvalue()
+
+
+def test_teams_page_and_team_page(demo: None, oncall: Client) -> None:
+    body = oncall.get("/teams/").content.decode()
+    assert "Clinical Medication" in body or "clinical-meds" in body
+    team = oncall.get("/teams/clinical-meds/").content.decode()
+    assert "prescribeMedication" in team and "business / medication" in team
+    assert oncall.get("/teams/nobody/").status_code == 404
+
+
+def test_dashboard_shows_counts_charts_and_pending_revisions(demo: None, oncall: Client) -> None:
+    body = oncall.get("/").content.decode()
+    assert '<svg class="chart"' in body
+    assert "Revisions awaiting sign-off" in body and "condor r1" in body
+    assert "clinical-production" in body
+    assert "mutate-without-hitl" in body

@@ -1,0 +1,123 @@
+"""Every console URL × every role → the expected status, generated from the URL conf.
+
+A page added without an entry in an app's PAGE_ACCESS registry fails `test_every_page_has_an_access_rule`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import io
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.apps import apps
+from django.core.management import call_command
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from django.utils import timezone
+
+from catalog.access import SIGNED_IN
+from catalog.models import Tool, Waiver
+
+SKIPPED_NAMESPACES = {"admin", "api"}
+SKIPPED_NAMES = {"login", "logout"}
+ROLES: dict[str, tuple[str, ...]] = {
+    "safety-officer": ("safety-officer",),
+    "on-call": ("on-call",),
+    "approver": ("approver", "approver:medication"),
+    "translator": ("translator",),
+    "catalog-admin": ("catalog-admin",),
+    "no-role": (),
+}
+
+
+def access_registry() -> dict[str, tuple[str, Any]]:
+    registry: dict[str, tuple[str, Any]] = {}
+    for config in apps.get_app_configs():
+        try:
+            module = importlib.import_module(f"{config.name}.access")
+        except ModuleNotFoundError:
+            continue
+        registry.update(getattr(module, "PAGE_ACCESS", {}))
+    return registry
+
+
+def console_urls() -> dict[str, URLPattern]:
+    found: dict[str, URLPattern] = {}
+
+    def walk(patterns: list[Any], namespace: str | None) -> None:
+        for p in patterns:
+            if isinstance(p, URLResolver):
+                if p.namespace in SKIPPED_NAMESPACES:
+                    continue
+                ns = p.namespace or namespace
+                walk(
+                    p.url_patterns,
+                    ns if p.namespace is None else (f"{namespace}:{p.namespace}" if namespace else p.namespace),
+                )
+            elif isinstance(p, URLPattern) and p.name and p.name not in SKIPPED_NAMES:
+                found[f"{namespace}:{p.name}" if namespace else p.name] = p
+
+    walk(get_resolver().url_patterns, None)
+    return found
+
+
+def test_every_page_has_an_access_rule() -> None:
+    assert set(console_urls()) == set(access_registry())
+
+
+@pytest.fixture
+def world(db: Any, make_user: Any) -> dict[str, Any]:
+    call_command("load_demo", stdout=io.StringIO())
+    officer = make_user("olga", "safety-officer")
+    tool = Tool.objects.get(declared_id="recordPayment")
+    waiver = Waiver.objects.create(
+        tool=tool,
+        rule="retry-declared-on-mutating",
+        justification="test",
+        expires_at=timezone.now() + timedelta(days=5),
+        granted_by=officer,
+    )
+    return {
+        "system": "condor",
+        "number": 1,
+        "declared_id": "recordPayment",
+        "slug": "billing",
+        "fmt": "csv",
+        "pk": waiver.pk,
+    }
+
+
+def url_for(name: str, pattern: URLPattern, samples: dict[str, Any]) -> str:
+    kwargs = {k: samples[k] for k in pattern.pattern.converters}
+    return reverse(name, kwargs=kwargs)
+
+
+@pytest.mark.parametrize("role", sorted(ROLES))
+def test_each_role_gets_what_its_rule_says(world: dict[str, Any], make_user: Any, role: str) -> None:
+    client = Client()
+    client.force_login(make_user(f"user-{role}", *ROLES[role]))
+    registry = access_registry()
+    problems = []
+    for name, pattern in console_urls().items():
+        method, allowed = registry[name]
+        url = url_for(name, pattern, world)
+        permitted = allowed == SIGNED_IN or bool(set(ROLES[role]) & set(allowed))
+        response = client.get(url) if method == "GET" else client.post(url, {})
+        if permitted:
+            ok = response.status_code in ((200,) if method == "GET" else (200, 302, 400))
+        else:
+            ok = response.status_code == 403
+        if not ok:
+            problems.append((name, method, response.status_code, "permitted" if permitted else "refused"))
+    assert problems == []
+
+
+def test_anonymous_visitors_are_sent_to_sign_in(world: dict[str, Any]) -> None:
+    client = Client()
+    for name, pattern in console_urls().items():
+        method, _ = access_registry()[name]
+        url = url_for(name, pattern, world)
+        response = client.get(url) if method == "GET" else client.post(url, {})
+        assert response.status_code == 302 and response["Location"].startswith("/login/"), name
