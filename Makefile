@@ -46,6 +46,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/import_catalog.py
 	$(PY) bench/lint_catalog.py
+	$(PY) bench/console_pages.py
 
 clean:
 	rm -rf $(VENV) db.sqlite3 .pytest_cache .ruff_cache

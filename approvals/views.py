@@ -20,7 +20,7 @@ from catalog.models import AuditEvent
 from .display import ArgRow, readable_args, short_id
 from .domain import State
 from .forms import ArgsEditForm, DecisionForm, HistoryFilterForm
-from .models import ApprovalRequest
+from .models import TIER_KEYS, ApprovalRequest
 from .selectors import history_list, is_own_request, may_decide, may_view, queue_for, request_get
 from .services import OBJECT_TYPE, ApprovalRefused, approval_decide
 
@@ -63,7 +63,10 @@ def queue_page(request: HttpRequest) -> HttpResponse:
     # so a reason being typed is not wiped every few seconds.
     if request.htmx and request.GET.get("since") == fingerprint:  # type: ignore[attr-defined]
         return HttpResponse(status=204)
-    context = {"items": items, "fingerprint": fingerprint, "now": now}
+    tiers = dict.fromkeys(TIER_KEYS, 0)
+    for item in items:
+        tiers[item.req.tier_key] += 1
+    context = {"items": items, "fingerprint": fingerprint, "now": now, "tiers": tiers}
     template = "approvals/queue.html#queue" if request.htmx else "approvals/queue.html"  # type: ignore[attr-defined]
     return render(request, template, context)
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
+from django.utils.translation import gettext_lazy as _
 
 from .domain.budget import ManifestLine, candidate_manifest_line
 from .domain.keys import canonical_key
@@ -70,6 +71,21 @@ def catalog_tools(filters: CatalogFilters) -> QuerySet[Tool]:
     qs = (
         Tool.objects.live()
         .select_related("owner", "safety_revision")
+        # The table shows axes, not texts: skip the long text and JSON columns (decoding them per row
+        # cost more than the rest of the page), and the revision's config diff.
+        .defer(
+            "description",
+            "rag_description",
+            "rag_keywords",
+            "instruction_fragment",
+            "styling_fragment",
+            "output_instructions",
+            "aliases",
+            "input_schema",
+            "metadata_ref",
+            "source_path",
+            "safety_revision__config_changes",
+        )
         .annotate(
             findings_count=_count_of(Finding.objects.filter(tool=OuterRef("pk"))),
             error_count=_count_of(Finding.objects.filter(tool=OuterRef("pk"), severity="error")),
@@ -152,7 +168,7 @@ class ToolPage:
     eligibility: list[tuple[CatalogProfile, bool]]
     agents: list[Agent]
     changes: list[ToolChange]
-    spellings: list[tuple[str, str]] = field(default_factory=list)
+    spellings: list[tuple[Any, str]] = field(default_factory=list)
 
 
 def tool_page(system: str, declared_id: str) -> ToolPage:
@@ -184,10 +200,10 @@ def tool_page(system: str, declared_id: str) -> ToolPage:
         input_schema=tool.input_schema,
     )
     spellings = [
-        ("declared id", tool.declared_id),
-        ("canonical key", tool.canonical_key),
-        ("LLM name", tool.llm_name),
-        *[("alias", alias) for alias in tool.aliases or []],
+        (_("declared id"), tool.declared_id),
+        (_("canonical key"), tool.canonical_key),
+        (_("LLM name"), tool.llm_name),
+        *[(_("alias"), alias) for alias in tool.aliases or []],
     ]
     return ToolPage(tool, line, eligibility, agents, changes, spellings)
 

@@ -76,11 +76,11 @@ def owner_lookup(query: str, *, limit: int = 5) -> Lookup:
     exact = index.tools_by_key.get(key, [])
     ranked: list[tuple[str, float]] = []
     if not exact:
-        # Compare keys with their dots as spaces so word order and extra words cost less than typos.
+        # Keys compared as words (dots as spaces, sorted): a swapped word order costs nothing, typos little.
         hits = process.extract(
             key.replace(".", " "),
             index.spaced,
-            scorer=fuzz.WRatio,
+            scorer=fuzz.token_sort_ratio,
             limit=limit,
             score_cutoff=MIN_SCORE,
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -49,6 +50,18 @@ def load_catalog(manifests: Any) -> None:
         ]
     )
     catalog_import(raw=m.encode(tucan), via="test")
+
+
+@pytest.fixture(autouse=True)
+def _in_process_celery() -> Iterator[None]:
+    """Unit tests run tasks in-process (after commit), even when REDIS_URL points at a real broker;
+    the real worker and beat have their own test (test_worker_beat.py)."""
+    from condor_admin.celery import app
+
+    saved = app.conf.task_always_eager, app.conf.task_eager_propagates
+    app.conf.task_always_eager, app.conf.task_eager_propagates = True, True
+    yield
+    app.conf.task_always_eager, app.conf.task_eager_propagates = saved
 
 
 @pytest.fixture

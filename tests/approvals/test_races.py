@@ -1,0 +1,157 @@
+"""Exactly once, on real PostgreSQL with real connections: 20 threads at the same moment, each time."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.db import connection, connections
+
+from approvals.models import ApprovalRequest
+from approvals.services import ApprovalRefused, approval_consume, approval_decide, approval_evaluate
+from catalog.models import AuditEvent
+from catalog.services.audit import audit_verify
+from tests.conftest import requires_postgres
+
+from .conftest import evaluate_body, load_catalog
+
+pytestmark = [requires_postgres, pytest.mark.django_db(transaction=True)]
+N = 20
+
+
+def at_once(work: Callable[[int], Any], n: int = N) -> list[Any]:
+    """Run work(0..n-1) in n threads released together; each result is a value or the exception raised."""
+    barrier = threading.Barrier(n)
+    results: list[Any] = [None] * n
+
+    def run(i: int) -> None:
+        try:
+            barrier.wait()
+            results[i] = work(i)
+        except Exception as exc:  # collected and asserted on below
+            results[i] = exc
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    return results
+
+
+@pytest.fixture
+def suspended(manifests: Any) -> ApprovalRequest:
+    assert connection.vendor == "postgresql"
+    load_catalog(manifests)
+    body = evaluate_body()
+    result = approval_evaluate(
+        tool_name=body["tool"],
+        profile=body["profile"],
+        dispatch_mode=body["dispatchMode"],
+        run_id=body["runId"],
+        requested_by=body["requestedBy"],
+        patient_ref=body["patientRef"],
+        args=body["args"],
+        idempotency_key="race",
+        via="runtime",
+    )
+    assert result.request is not None
+    return result.request
+
+
+def test_twenty_approvers_deciding_at_once_record_exactly_one_decision(
+    suspended: ApprovalRequest, make_user: Any
+) -> None:
+    approvers = [make_user(f"approver{i}", "approver:medication") for i in range(N)]
+
+    def decide(i: int) -> ApprovalRequest:
+        decision = "approve" if i % 2 else "reject"
+        return approval_decide(request_id=suspended.pk, approver=approvers[i], decision=decision, reason=f"by {i}")
+
+    results = at_once(decide)
+    winners = [r for r in results if isinstance(r, ApprovalRequest)]
+    losers = [r for r in results if isinstance(r, ApprovalRefused)]
+    assert len(winners) == 1 and len(losers) == N - 1, results
+    winner = winners[0]
+    verb = "approved" if winner.state == "approved" else "rejected"
+    assert all(r.code == "already-decided" for r in losers)
+    assert all(r.message.startswith(f"already {verb} by {winner.decided_by.username} at ") for r in losers)
+    row = ApprovalRequest.objects.get(pk=suspended.pk)
+    assert row.state == winner.state and row.decided_by_id == winner.decided_by_id
+    decisions = AuditEvent.objects.filter(action__in=["approvals.request.approved", "approvals.request.rejected"])
+    assert decisions.count() == 1
+    assert audit_verify().ok
+
+
+def test_twenty_submits_with_one_idempotency_key_make_one_row(manifests: Any) -> None:
+    load_catalog(manifests)
+    body = evaluate_body()
+
+    def submit(i: int) -> Any:
+        return approval_evaluate(
+            tool_name=body["tool"],
+            profile=body["profile"],
+            dispatch_mode=body["dispatchMode"],
+            run_id=body["runId"],
+            requested_by=body["requestedBy"],
+            patient_ref=body["patientRef"],
+            args=dict(reversed(list(body["args"].items()))) if i % 2 else body["args"],  # same args, any key order
+            idempotency_key="one-key",
+            via=f"runtime-{i}",
+        )
+
+    results = at_once(submit)
+    assert not [r for r in results if isinstance(r, Exception)], results
+    assert ApprovalRequest.objects.count() == 1
+    only = ApprovalRequest.objects.get()
+    assert {str(r.request.pk) for r in results} == {str(only.pk)}
+    assert sum(r.created for r in results) == 1
+    assert AuditEvent.objects.filter(action="approvals.request.suspended").count() == 1
+    assert audit_verify().ok
+
+
+def test_twenty_consumes_at_once_succeed_exactly_once(suspended: ApprovalRequest, make_user: Any) -> None:
+    approval_decide(request_id=suspended.pk, approver=make_user("anna", "approver:medication"), decision="approve")
+
+    def consume(i: int) -> ApprovalRequest:
+        return approval_consume(request_id=suspended.pk, args_sha256=suspended.proposed_sha256, via=f"runtime-{i}")
+
+    results = at_once(consume)
+    successes = [r for r in results if isinstance(r, ApprovalRequest)]
+    refusals = [r for r in results if isinstance(r, ApprovalRefused)]
+    assert len(successes) == 1 and len(refusals) == N - 1, results
+    assert {r.code for r in refusals} == {"already-consumed"}
+    assert ApprovalRequest.objects.get(pk=suspended.pk).state == "consumed"
+    assert AuditEvent.objects.filter(action="approvals.request.consumed").count() == 1
+
+
+def test_an_approval_racing_the_expiry_task_ends_in_one_state(suspended: ApprovalRequest, make_user: Any) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from approvals.services import approvals_expire_overdue
+
+    anna = make_user("anna", "approver:medication")
+    # Due in a moment: the approver's `now` is before expiry, the task's after it.
+    due = timezone.now() + timedelta(seconds=30)
+    ApprovalRequest.objects.filter(pk=suspended.pk).update(expires_at=due)
+
+    def act(i: int) -> Any:
+        if i == 0:
+            return approvals_expire_overdue(now=due + timedelta(seconds=1))
+        return approval_decide(request_id=suspended.pk, approver=anna, decision="approve", now=due - timedelta(seconds=1))
+
+    results = at_once(act, n=2)
+    row = ApprovalRequest.objects.get(pk=suspended.pk)
+    assert row.state in ("approved", "expired")
+    if row.state == "approved":
+        assert results[0] == 0
+    else:
+        assert isinstance(results[1], ApprovalRefused) and results[1].code == "expired"
+    transitions = AuditEvent.objects.filter(action__in=["approvals.request.approved", "approvals.request.expired"])
+    assert transitions.count() == 1
