@@ -47,6 +47,8 @@ bench: $(STAMP)
 	$(PY) bench/import_catalog.py
 	$(PY) bench/lint_catalog.py
 	$(PY) bench/console_pages.py
+	$(PIP) install --quiet -e '.[test,bench]'
+	$(PY) bench/approvals_load.py
 
 clean:
 	rm -rf $(VENV) db.sqlite3 .pytest_cache .ruff_cache

@@ -13,14 +13,13 @@ from django.urls import reverse
 from django.utils import timezone
 from ninja import Field, Router, Schema, Status
 
-from catalog.auth import ScopedBearer
-
+from .auth import ApprovalsBearer
 from .domain import State
 from .models import ApprovalRequest
 from .selectors import parse_request_id, request_get, request_state
 from .services import ApprovalRefused, approval_cancel, approval_consume, approval_evaluate
 
-router = Router(tags=["approvals"], auth=ScopedBearer("approvals"))
+router = Router(tags=["approvals"], auth=ApprovalsBearer("approvals"))
 
 
 class ToolOut(Schema):
@@ -104,13 +103,14 @@ def tool_out(tool: Any) -> dict[str, str]:
     return {"system": tool.system, "id": tool.declared_id, "canonicalKey": tool.canonical_key, "llmName": tool.llm_name}
 
 
-def request_out(req: ApprovalRequest, now: datetime | None = None) -> dict[str, Any]:
+def request_out(req: ApprovalRequest, now: datetime | None = None, tool: Any = None) -> dict[str, Any]:
+    """The request as the runtime reads it; `tool` saves a query when the caller has the tool at hand."""
     state = req.state_at(now or timezone.now())
     return {
         "id": str(req.pk),
         "state": state,
         "url": settings.APPROVALS_BASE_URL + reverse("approvals:detail", args=[req.pk]),
-        "tool": tool_out(req.tool),
+        "tool": tool_out(tool or req.tool),
         "hitlTier": req.hitl_tier,
         "tierKey": req.tier_key,
         "flagged": req.flagged,
@@ -185,7 +185,7 @@ def evaluate(request: HttpRequest, payload: EvaluateIn) -> Status[dict[str, Any]
         "tool": tool_out(result.tool) if result.tool else None,
     }
     if result.request is not None:
-        body["request"] = request_out(result.request)
+        body["request"] = request_out(result.request, tool=result.tool)
         body["replayed"] = not result.created
     return Status(201 if result.created else 200, body)
 

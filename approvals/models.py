@@ -82,6 +82,7 @@ class ApprovalRequest(models.Model):
     cancelled_at = models.DateTimeField(null=True, blank=True)
     cancel_reason = models.TextField(blank=True)
     expired_at = models.DateTimeField(null=True, blank=True)
+    notified_at = models.DateTimeField(null=True, blank=True, help_text="when the domain's approvers were told")
     escalated_at = models.DateTimeField(null=True, blank=True)
     escalated_to = models.CharField(max_length=150, blank=True, help_text="the group the request escalated to")
 
@@ -94,6 +95,7 @@ class ApprovalRequest(models.Model):
             models.Index(fields=["state", "expires_at"], name="approval_due_idx"),
             models.Index(fields=["decided_at"], name="approval_decided_idx"),
             models.Index(fields=["state", "created_at"], name="approval_escalation_idx"),
+            models.Index(fields=["created_at"], condition=Q(notified_at__isnull=True), name="approval_unnotified_idx"),
         ]
         constraints = [
             models.CheckConstraint(condition=Q(state__in=[s.value for s in State]), name="approval_state_valid"),

@@ -17,6 +17,7 @@ from django.contrib.auth.models import Group
 from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
 from django.urls import reverse
+from django.utils import timezone
 
 from catalog.roles import approver_group
 
@@ -48,7 +49,7 @@ def summary(req: ApprovalRequest) -> str:
     patient = f" for patient {req.patient_ref}" if req.patient_ref else ""
     return (
         f"{req.tool_declared_id} (tier {req.tier_key}, {req.dispatch_mode}){patient} requested by "
-        f"{req.requested_by}{flag}; expires {req.expires_at:%Y-%m-%d %H:%M:%S %Z}"
+        f"{req.requested_by}{flag}; expires {timezone.localtime(req.expires_at):%Y-%m-%d %H:%M:%S}"
     )
 
 
@@ -66,11 +67,11 @@ def post_webhook(text: str, url: str | None = None) -> bool:
         return False
 
 
-def notify(req: ApprovalRequest, *, group: str, subject: str, lead: str) -> dict[str, object]:
-    """E-mail the group's members and post the webhook; returns what was sent (for logs and tests)."""
+def notify(requests: list[ApprovalRequest], *, group: str, subject: str, lead: str) -> dict[str, object]:
+    """E-mail the group's members and post the webhook, one message for all `requests`, each with its link;
+    returns what was sent (for logs and tests)."""
     ensure_group(group)
-    link = request_link(req)
-    text = f"{lead}: {summary(req)}\n{link}"
+    text = lead + "\n" + "\n".join(f"• {summary(req)}\n  {request_link(req)}" for req in requests)
     recipients = group_emails(group)
     mailed = 0
     if recipients:
@@ -79,24 +80,29 @@ def notify(req: ApprovalRequest, *, group: str, subject: str, lead: str) -> dict
         except Exception as exc:  # the mail server's failure is not the request's failure
             log.warning("approvals mail to %s failed: %s", group, exc)
     else:
-        log.info("no member of %s has an e-mail address; request %s not mailed", group, req.pk)
+        log.info("no member of %s has an e-mail address; %d request(s) not mailed", group, len(requests))
     posted = post_webhook(text)
-    return {"recipients": recipients, "mailed": mailed, "webhook": posted, "link": link}
+    return {"recipients": recipients, "mailed": mailed, "webhook": posted}
 
 
-def notify_suspended(req: ApprovalRequest) -> dict[str, object]:
+def notify_suspended(domain: str, requests: list[ApprovalRequest]) -> dict[str, object]:
+    tiers = ", ".join(sorted({r.tier_key for r in requests}))
+    if len(requests) == 1:
+        subject = f"[Condor] approval needed: {requests[0].tool_declared_id} (tier {tiers})"
+    else:
+        subject = f"[Condor] {len(requests)} approval requests need you: {domain} (tiers {tiers})"
     return notify(
-        req,
-        group=approver_group(req.policy_domain),
-        subject=f"[Condor] approval needed: {req.tool_declared_id} (tier {req.tier_key})",
-        lead="Approval needed",
+        requests,
+        group=approver_group(domain),
+        subject=subject,
+        lead=f"Approval needed in domain {domain} ({len(requests)} new):",
     )
 
 
 def notify_escalated(req: ApprovalRequest) -> dict[str, object]:
     return notify(
-        req,
+        [req],
         group=req.escalated_to or settings.APPROVALS_ESCALATION_GROUP,
         subject=f"[Condor] ESCALATED: {req.tool_declared_id} still waits for approval",
-        lead=f"Escalated (pending since {req.created_at:%H:%M:%S %Z})",
+        lead=f"Escalated: pending since {timezone.localtime(req.created_at):%H:%M:%S}, nobody of its domain decided:",
     )

@@ -10,10 +10,10 @@ from typing import Any
 from django.db.models import Count, F, Q, QuerySet
 
 from catalog.domain.keys import canonical_key
-from catalog.models import Tool
 from catalog.permissions import has_role
 from catalog.roles import APPROVER, APPROVER_DOMAIN_PREFIX, SAFETY_OFFICER
 
+from .catalog_index import CatalogIndex, ToolSnapshot, catalog_index
 from .domain import State
 from .models import TIER_KEYS, ApprovalRequest
 
@@ -22,47 +22,34 @@ from .models import TIER_KEYS, ApprovalRequest
 
 @dataclass(frozen=True)
 class ToolResolution:
-    tool: Tool | None
-    candidates: list[Tool] = field(default_factory=list)  # more than one: ambiguous
+    tool: ToolSnapshot | None
+    candidates: list[ToolSnapshot] = field(default_factory=list)  # more than one: ambiguous
 
     @property
     def ambiguous(self) -> bool:
         return self.tool is None and len(self.candidates) > 1
 
 
-def tool_resolve(name: str, *, system: str | None = None) -> ToolResolution:
+def tool_resolve(name: str, *, system: str | None = None, index: CatalogIndex | None = None) -> ToolResolution:
     """The live tool the runtime means, by any spelling (declared id, LLM name, canonical key, alias).
 
-    An exact declared id wins, then an exact LLM name, then a canonical-key match (the two systems may
-    both fold to one key, as `bookAppointment` and `book-appointment` do). Two or more equally good
-    matches resolve to nothing: guessing which tool to gate would be the silent failure this gate exists
-    to prevent.
-    One query, plus one more only when no declared id folds to the key (the alias scan).
+    An exact declared id wins, then an exact LLM name (what the model was shown), then a canonical-key
+    or alias match (the two systems may both fold to one key, as `bookAppointment` and
+    `book-appointment` do). Two or more equally good matches resolve to nothing: guessing which tool to
+    gate would be the silent failure this gate exists to prevent. One query (the catalog's version).
     """
-    key = canonical_key(name)
-    live = Tool.objects.live()
-    if system:
-        live = live.filter(system=system)
-    matches = list(live.filter(Q(canonical_key=key) | Q(declared_id=name) | Q(llm_name=name)).order_by("pk"))
-    if not matches and key:
-        # Aliases live in a JSON list (not indexed on SQLite): only the few tools that declare any.
-        matches = [
-            t
-            for t in live.exclude(aliases=[]).only("pk", "aliases").order_by("pk")
-            if any(canonical_key(a) == key for a in t.aliases or [])
-        ]
-        if matches:
-            matches = list(Tool.objects.filter(pk__in=[t.pk for t in matches]).order_by("pk"))
-    # Precedence: the exact declared id, then the exact LLM name (what the model was shown), then any spelling.
-    for tier in (
-        [t for t in matches if t.declared_id == name],
-        [t for t in matches if t.llm_name == name],
-        matches,
+    index = index or catalog_index()
+    for found in (
+        index.by_declared_id.get(name, []),
+        index.by_llm_name.get(name, []),
+        index.by_key.get(canonical_key(name), []),
     ):
-        if len(tier) == 1:
-            return ToolResolution(tier[0], tier)
-        if len(tier) > 1:
-            return ToolResolution(None, tier)
+        if system:
+            found = [t for t in found if t.system == system]
+        if len(found) == 1:
+            return ToolResolution(found[0], found)
+        if len(found) > 1:
+            return ToolResolution(None, found)
     return ToolResolution(None, [])
 
 

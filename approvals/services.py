@@ -4,22 +4,25 @@ and on PostgreSQL alike) plus its audit event in the same transaction; notificat
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from celery import current_app
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from catalog.domain.keys import canonical_key
 from catalog.domain.profiles import is_plan_eligible
-from catalog.models import CatalogProfile, Tool
+from catalog.models import Tool
 from catalog.services.audit import Actor, audit_record
 
+from .catalog_index import ToolSnapshot, catalog_index
 from .domain import (
     UNGATED,
     ArgsError,
@@ -66,7 +69,7 @@ class ApprovalRefused(Exception):
         return self.status == 403
 
 
-def tool_domain(tool: Tool) -> str:
+def tool_domain(tool: ToolSnapshot | Tool) -> str:
     """The approval domain: the declared policy domain; TUCAN tools declare none, so their category."""
     return tool.policy_domain or tool.category or tool.module
 
@@ -104,7 +107,7 @@ class Evaluation:
     decision: str
     reason: str
     message: str
-    tool: Tool | None = None
+    tool: ToolSnapshot | Tool | None = None
     request: ApprovalRequest | None = None
     created: bool = False
     candidates: list[str] = field(default_factory=list)
@@ -145,7 +148,12 @@ def approval_evaluate(
     now: datetime | None = None,
 ) -> Evaluation:
     """May this call run now? Allow, suspend (one request per idempotency key, however many submits
-    race) or refuse. Raises ApprovalRefused for requests the runtime must fix (status 409/422)."""
+    race) or refuse. Raises ApprovalRefused for requests the runtime must fix (status 409/422).
+
+    The idempotency key is enforced by the unique index: a suspending call inserts optimistically and a
+    duplicate key turns into a replay. Calls that would not insert (allow, refuse, invalid) look the key up,
+    so a retry still gets its request back after the catalog changed under it.
+    """
     now = now or timezone.now()
     try:
         canonical = canonical_args(args)
@@ -156,80 +164,38 @@ def approval_evaluate(
         raise ApprovalRefused(
             f"args: {len(canonical.encode())} bytes canonical; the limit is {limit}", code="args-too-large", status=422
         )
-    sha = args_sha256(args)
-    existing = (
-        ApprovalRequest.objects.select_related("tool", "decided_by").filter(idempotency_key=idempotency_key).first()
-    )
-    if existing is not None:
-        return _replay(existing, tool_name=tool_name, sha=sha, key=idempotency_key)
+    sha = hashlib.sha256(canonical.encode("utf-8")).hexdigest()  # = args_sha256(args), without a second pass
 
-    resolution = tool_resolve(tool_name, system=system)
-    if resolution.ambiguous:
-        names = [f"{t.system}:{t.declared_id}" for t in resolution.candidates]
-        return Evaluation(
-            Decision.REFUSE.value,
-            "ambiguous-tool",
-            f"tool {tool_name!r} matches {len(names)} live tools ({', '.join(names)}); "
-            "send the exact declared id, or `system` to choose",
-            candidates=names,
-        )
-    tool = resolution.tool
-    profile_row = CatalogProfile.objects.filter(slug=profile).first()
-    if profile_row is None:
-        known = ", ".join(CatalogProfile.objects.order_by("slug").values_list("slug", flat=True)) or "none"
-        return Evaluation(
-            Decision.REFUSE.value,
-            "unknown-profile",
-            f"profile {profile!r} is not a catalog profile (known: {known})",
-            tool=tool,
-        )
-    label = f"{tool.system}:{tool.declared_id}" if tool else repr(tool_name)
-    outcome = suspend_policy(
-        known=tool is not None,
-        plan_eligible=tool is not None
-        and is_plan_eligible(
-            plane=tool.plane,
-            availability=tool.availability,
-            declared_id=tool.declared_id,
-            profile_availabilities=profile_row.availabilities,
-            profile_includes=profile_row.includes,
-        ),
-        effective_policy_class=tool.effective_policy_class if tool else None,
-        is_mutating=tool.is_mutating if tool else False,
-        hitl_tier=tool.hitl_tier if tool else None,
-        dispatch_mode=dispatch_mode,
-        tool=label,
-        profile=profile,
-    )
-    if outcome.decision == Decision.REFUSE:
-        return Evaluation(outcome.decision.value, outcome.reason, outcome.message, tool=tool)
-    assert tool is not None
-    problems = schema_errors(args, tool.input_schema)
-    if problems:
-        raise ApprovalRefused(
-            f"args do not match the input schema of {label}: {len(problems)} problem(s)",
-            code="invalid-args",
-            status=422,
-            errors=problems,
-        )
-    if outcome.decision == Decision.ALLOW:
-        return Evaluation(outcome.decision.value, outcome.reason, outcome.message, tool=tool)
+    def replay_or(result: Evaluation) -> Evaluation:
+        if ApprovalRequest.objects.filter(idempotency_key=idempotency_key).exists():
+            return _replay(_by_key(idempotency_key), tool_name=tool_name, sha=sha, key=idempotency_key)
+        return result
 
-    tier_key = outcome.tier_key or UNGATED
     try:
-        ttl = request_ttl(
-            tier_key=tier_key,
-            requested=ttl_seconds,
-            defaults=settings.APPROVALS_TTL_SECONDS,
-            minimum=settings.APPROVALS_TTL_MIN_SECONDS,
-            maxima=settings.APPROVALS_TTL_MAX_SECONDS,
-        )
-    except ValueError as exc:
-        raise ApprovalRefused(str(exc), code="invalid-ttl", status=422) from exc
+        gate = _gate(tool_name=tool_name, system=system, profile=profile, dispatch_mode=dispatch_mode, args=args)
+        if isinstance(gate, Evaluation):  # allow or refuse: nothing to insert
+            return replay_or(gate)
+        tool, outcome = gate
+        tier_key = outcome.tier_key or UNGATED
+        try:
+            ttl = request_ttl(
+                tier_key=tier_key,
+                requested=ttl_seconds,
+                defaults=settings.APPROVALS_TTL_SECONDS,
+                minimum=settings.APPROVALS_TTL_MIN_SECONDS,
+                maxima=settings.APPROVALS_TTL_MAX_SECONDS,
+            )
+        except ValueError as exc:
+            raise ApprovalRefused(str(exc), code="invalid-ttl", status=422) from exc
+    except ApprovalRefused as refusal:
+        replayed = replay_or(Evaluation(Decision.REFUSE.value, refusal.code, refusal.message))
+        if replayed.request is not None:
+            return replayed
+        raise
     req = ApprovalRequest(
         idempotency_key=idempotency_key,
         submitted_via=via,
-        tool=tool,
+        tool_id=tool.pk,
         tool_system=tool.system,
         tool_declared_id=tool.declared_id,
         requested_name=tool_name,
@@ -267,16 +233,75 @@ def approval_evaluate(
                     "idempotency_key": idempotency_key,
                 },
             )
-            transaction.on_commit(lambda: _enqueue("notify_suspended", str(req.pk)))
+            transaction.on_commit(_notify_soon)
     except IntegrityError:
-        # Another submit with this key committed first: answer with its request, exactly as a replay would.
-        existing = (
-            ApprovalRequest.objects.select_related("tool", "decided_by").filter(idempotency_key=idempotency_key).first()
-        )
-        if existing is None:
-            raise
-        return _replay(existing, tool_name=tool_name, sha=sha, key=idempotency_key)
+        # This key was used before (a retry), or another submit with it committed first: its request answers.
+        return _replay(_by_key(idempotency_key), tool_name=tool_name, sha=sha, key=idempotency_key)
     return Evaluation(outcome.decision.value, outcome.reason, outcome.message, tool, req, True)
+
+
+def _gate(
+    *, tool_name: str, system: str | None, profile: str, dispatch_mode: str, args: dict[str, Any]
+) -> Evaluation | tuple[ToolSnapshot, Any]:
+    """The suspend policy applied to the catalog: an Evaluation to answer with (allow, refuse), or the tool
+    and the policy outcome of a call that suspends. Raises ApprovalRefused for arguments the schema refuses."""
+    index = catalog_index()
+    resolution = tool_resolve(tool_name, system=system, index=index)
+    if resolution.ambiguous:
+        names = [f"{t.system}:{t.declared_id}" for t in resolution.candidates]
+        return Evaluation(
+            Decision.REFUSE.value,
+            "ambiguous-tool",
+            f"tool {tool_name!r} matches {len(names)} live tools ({', '.join(names)}); "
+            "send the exact declared id, or `system` to choose",
+            candidates=names,
+        )
+    tool = resolution.tool
+    profile_row = index.profiles.get(profile)
+    if profile_row is None:
+        known = ", ".join(sorted(index.profiles)) or "none"
+        return Evaluation(
+            Decision.REFUSE.value,
+            "unknown-profile",
+            f"profile {profile!r} is not a catalog profile (known: {known})",
+            tool=tool,
+        )
+    label = f"{tool.system}:{tool.declared_id}" if tool else repr(tool_name)
+    outcome = suspend_policy(
+        known=tool is not None,
+        plan_eligible=tool is not None
+        and is_plan_eligible(
+            plane=tool.plane,
+            availability=tool.availability,
+            declared_id=tool.declared_id,
+            profile_availabilities=profile_row.availabilities,
+            profile_includes=profile_row.includes,
+        ),
+        effective_policy_class=tool.effective_policy_class if tool else None,
+        is_mutating=tool.is_mutating if tool else False,
+        hitl_tier=tool.hitl_tier if tool else None,
+        dispatch_mode=dispatch_mode,
+        tool=label,
+        profile=profile,
+    )
+    if outcome.decision == Decision.REFUSE:
+        return Evaluation(outcome.decision.value, outcome.reason, outcome.message, tool=tool)
+    assert tool is not None
+    problems = schema_errors(args, tool.input_schema)
+    if problems:
+        raise ApprovalRefused(
+            f"args do not match the input schema of {label}: {len(problems)} problem(s)",
+            code="invalid-args",
+            status=422,
+            errors=problems,
+        )
+    if outcome.decision == Decision.ALLOW:
+        return Evaluation(outcome.decision.value, outcome.reason, outcome.message, tool=tool)
+    return tool, outcome
+
+
+def _by_key(idempotency_key: str) -> ApprovalRequest:
+    return ApprovalRequest.objects.select_related("tool", "decided_by").get(idempotency_key=idempotency_key)
 
 
 def args_from(canonical: str) -> dict[str, Any]:
@@ -293,6 +318,14 @@ def _enqueue(task_name: str, *args: Any) -> None:
         getattr(tasks, task_name).delay(*args)
     except Exception:  # any broker failure: the request itself stands
         log.exception("could not enqueue %s for approval request %s", task_name, args)
+
+
+def _notify_soon() -> None:
+    """New requests are announced in batches by the beat task `notify_new` (every few seconds: one mail per
+    domain, not one per request, and no broker round trip on the runtime's call). With no broker there is
+    no beat either, so the batch runs right here, after commit."""
+    if current_app.conf.task_always_eager:
+        _enqueue("notify_new")
 
 
 # --- decide (the approver's act) -------------------------------------------------------------------
@@ -488,7 +521,31 @@ def approval_cancel(
     return current, False
 
 
-# --- expiry and escalation (the beat's acts) -------------------------------------------------------
+# --- notification, expiry and escalation (the beat's acts) ----------------------------------------
+
+
+def approvals_notify_new(*, now: datetime | None = None, limit: int = 500) -> int:
+    """Tell each domain's approvers about the requests suspended since the last run: one mail and one
+    webhook post per domain. Each request is claimed once (notified_at), so two runs never both send it."""
+    from . import notify
+
+    now = now or timezone.now()
+    with transaction.atomic():
+        due = ApprovalRequest.objects.filter(state=State.PENDING.value, notified_at__isnull=True).order_by("created_at")
+        if connection.features.has_select_for_update_skip_locked:
+            due = due.select_for_update(skip_locked=True)
+        ids = list(due.values_list("pk", flat=True)[:limit])
+        ApprovalRequest.objects.filter(pk__in=ids).update(notified_at=now)
+    fresh = ApprovalRequest.objects.pending(now).filter(pk__in=ids).order_by("policy_domain", "expires_at")
+    by_domain: dict[str, list[ApprovalRequest]] = {}
+    for req in fresh:
+        by_domain.setdefault(req.policy_domain, []).append(req)
+    for domain, requests in by_domain.items():
+        notify.notify_suspended(domain, requests)
+    return sum(len(r) for r in by_domain.values())
+
+
+# --- expiry and escalation -------------------------------------------------------------------------
 
 SYSTEM_EXPIRY = Actor(label="system:approvals-expiry")
 SYSTEM_ESCALATION = Actor(label="system:approvals-escalation")

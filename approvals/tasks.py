@@ -6,21 +6,18 @@ from celery import shared_task
 
 from . import notify
 from .models import ApprovalRequest
-from .services import approvals_escalate_overdue, approvals_expire_overdue
+from .services import approvals_escalate_overdue, approvals_expire_overdue, approvals_notify_new
 
 
-@shared_task(name="approvals.tasks.notify_suspended")
-def notify_suspended(request_id: str) -> dict[str, object] | None:
-    req = ApprovalRequest.objects.filter(pk=request_id).first()
-    # Decided or withdrawn before the worker got to it: nobody needs to be told any more.
-    if req is None or req.state != "pending":
-        return None
-    return notify.notify_suspended(req)
+@shared_task(name="approvals.tasks.notify_new")
+def notify_new() -> int:
+    return approvals_notify_new()
 
 
 @shared_task(name="approvals.tasks.notify_escalated")
 def notify_escalated(request_id: str) -> dict[str, object] | None:
     req = ApprovalRequest.objects.filter(pk=request_id).first()
+    # Decided or withdrawn before the worker got to it: nobody needs to be told any more.
     if req is None or req.state != "pending":
         return None
     return notify.notify_escalated(req)

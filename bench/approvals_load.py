@@ -9,7 +9,8 @@ Reports requests/s, p50/p90/p99/max latency and errors per phase, and the evalua
 Starts its own throw-away PostgreSQL (initdb, as the postgres user when run as root) unless DATABASE_URL
 names one, and its own Redis (the broker notifications are queued to) unless REDIS_URL is set.
 
-    .venv/bin/python bench/approvals_load.py [--seconds 60] [--concurrency 8] [--workers 3] [--threads 2]
+    .venv/bin/python bench/approvals_load.py [--seconds 60] [--concurrency 8] [--workers 4]
+        [--worker-class sync|gthread] [--threads 1] [--phases evaluate,bare,flow]
 """
 
 from __future__ import annotations
@@ -168,7 +169,8 @@ def percentile(values: list[float], p: float) -> float:
 def report(phase: str, stats: Stats, seconds: float) -> dict[str, Any]:
     out: dict[str, Any] = {}
     print(f"\n{phase}: {seconds:.0f} s")
-    print(f"  {'endpoint':<10} {'requests':>9} {'req/s':>8} {'p50 ms':>8} {'p90 ms':>8} {'p99 ms':>8} {'max ms':>8} errors")
+    columns = ("requests", "req/s", "p50 ms", "p90 ms", "p99 ms", "max ms")
+    print(f"  {'endpoint':<10} " + " ".join(f"{c:>9}" for c in columns) + " errors")
     for name, values in stats.latencies.items():
         row = {
             "requests": len(values),
@@ -181,8 +183,8 @@ def report(phase: str, stats: Stats, seconds: float) -> dict[str, Any]:
         }
         out[name] = row
         print(
-            f"  {name:<10} {row['requests']:>9} {row['rps']:>8.1f} {row['p50']:>8.1f} {row['p90']:>8.1f} "
-            f"{row['p99']:>8.1f} {row['max']:>8.1f} {row['errors']}"
+            f"  {name:<10} {row['requests']:>9} {row['rps']:>9.1f} {row['p50']:>9.1f} {row['p90']:>9.1f} "
+            f"{row['p99']:>9.1f} {row['max']:>9.1f} {row['errors']}"
         )
     for sample in stats.samples:
         print(f"  error sample: {sample}")
@@ -214,9 +216,7 @@ async def sign_in(conn: Connection, username: str, password: str) -> str:
     form = urllib.parse.urlencode(
         {"csrfmiddlewaretoken": token.group(1).decode(), "username": username, "password": password}
     ).encode()
-    status, _ = await conn.request(
-        "POST", "/login/", form, {"Content-Type": "application/x-www-form-urlencoded"}
-    )
+    status, _ = await conn.request("POST", "/login/", form, {"Content-Type": "application/x-www-form-urlencoded"})
     assert status == 302 and "sessionid" in conn.cookies, f"sign-in failed ({status})"
     return conn.cookies["csrftoken"]
 
@@ -292,8 +292,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=60.0, help="length of each phase (default 60)")
     parser.add_argument("--concurrency", type=int, default=8, help="connections driving the load (default 8)")
-    parser.add_argument("--workers", type=int, default=3, help="gunicorn worker processes (default 3)")
-    parser.add_argument("--threads", type=int, default=2, help="threads per gunicorn worker (default 2)")
+    parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes (default 4)")
+    parser.add_argument("--threads", type=int, default=1, help="threads per gunicorn worker (gthread only)")
+    # sync workers measured fastest for short calls on 2 cores; long-polls (GET ?wait=N) need gthread.
+    parser.add_argument("--worker-class", default="sync", help="gunicorn worker class: sync (default) or gthread")
     parser.add_argument("--phases", default="evaluate,bare,flow", help="comma-separated: evaluate, bare, flow")
     args = parser.parse_args()
     if not shutil.which("gunicorn", path=str(Path(PY).parent)):
@@ -330,7 +332,7 @@ def main() -> None:
                 "--workers",
                 str(args.workers),
                 "--worker-class",
-                "gthread",
+                args.worker_class,
                 "--threads",
                 str(args.threads),
                 "--keep-alive",
@@ -350,7 +352,7 @@ def main() -> None:
         else:
             sys.exit("gunicorn did not start")
         print(
-            f"gunicorn: {args.workers} workers × {args.threads} threads on 127.0.0.1:{port}; "
+            f"gunicorn: {args.workers} {args.worker_class} workers × {args.threads} threads on 127.0.0.1:{port}; "
             f"PostgreSQL {env['DATABASE_URL'].rsplit('@', 1)[-1]}; broker {env['REDIS_URL'] or 'none'}; "
             f"{args.concurrency} connections; {os.cpu_count()} CPUs"
         )

@@ -31,6 +31,13 @@ PAGE_ACCESS: dict[str, tuple[str, frozenset[str] | str]] = {
     "revision-review": ("POST", frozenset({roles.SAFETY_OFFICER})),
     "waiver-grant": ("POST", frozenset({roles.SAFETY_OFFICER})),
     "waiver-revoke": ("POST", frozenset({roles.SAFETY_OFFICER})),
+    # Card strings (catalog/cards): everyone reads; translators edit; a second person reviews.
+    "cards:matrix": ("GET", SIGNED_IN),
+    "cards:panel": ("GET", SIGNED_IN),
+    "cards:coverage": ("GET", SIGNED_IN),
+    "cards:export": ("GET", SIGNED_IN),
+    "cards:save": ("POST", frozenset({roles.TRANSLATOR, roles.TRANSLATOR_REVIEWER})),
+    "cards:review": ("POST", frozenset({roles.TRANSLATOR_REVIEWER})),
 }
 
 

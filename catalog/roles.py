@@ -1,4 +1,4 @@
-"""The console's role groups (created by migration catalog.0002)."""
+"""The console's role groups (created by migrations catalog.0002 and, for translator-reviewer, catalog.0007)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ SAFETY_OFFICER = "safety-officer"
 ON_CALL = "on-call"
 APPROVER = "approver"
 TRANSLATOR = "translator"
+# Marks card-string translations reviewed (a second person: never the one who translated it).
+TRANSLATOR_REVIEWER = "translator-reviewer"
 CATALOG_ADMIN = "catalog-admin"
 APPROVER_DOMAIN_PREFIX = "approver:"
 
@@ -23,7 +25,7 @@ APPROVER_DOMAINS = (
     "visit-recording",
 )
 
-ROLE_GROUPS = (SAFETY_OFFICER, ON_CALL, APPROVER, TRANSLATOR, CATALOG_ADMIN) + tuple(
+ROLE_GROUPS = (SAFETY_OFFICER, ON_CALL, APPROVER, TRANSLATOR, TRANSLATOR_REVIEWER, CATALOG_ADMIN) + tuple(
     APPROVER_DOMAIN_PREFIX + d for d in APPROVER_DOMAINS
 )
 

@@ -8,6 +8,7 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 
 from approvals.api import router as approvals_router
 from catalog.api import router as catalog_router
+from catalog.cards.api import router as cards_router
 from catalog.owners_api import router as owners_router
 
 api = NinjaAPI(
@@ -19,6 +20,7 @@ api = NinjaAPI(
 api.add_router("/catalog", catalog_router)
 api.add_router("/owners", owners_router)
 api.add_router("/approvals", approvals_router)
+api.add_router("/cards", cards_router)
 
 
 @api.exception_handler(AuthenticationError)

@@ -160,6 +160,11 @@ EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.conso
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "condor-admin@localhost")
 CELERY_BEAT_SCHEDULE = {
     **globals().get("CELERY_BEAT_SCHEDULE", {}),
+    # New requests are announced in batches (one mail per domain); with no broker, right after commit.
+    "approvals-notify-new": {
+        "task": "approvals.tasks.notify_new",
+        "schedule": float(os.environ.get("APPROVALS_NOTIFY_EVERY_SECONDS", "5")),
+    },
     "approvals-expire-overdue": {
         "task": "approvals.tasks.expire_overdue",
         "schedule": float(os.environ.get("APPROVALS_EXPIRE_EVERY_SECONDS", "30")),

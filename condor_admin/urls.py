@@ -24,6 +24,7 @@ urlpatterns = [
     path("tools/<str:system>/<path:declared_id>/waivers", governance.waiver_grant_view, name="waiver-grant"),
     path("waivers/<int:pk>/revoke", governance.waiver_revoke_view, name="waiver-revoke"),
     path("approvals/", include("approvals.urls")),
+    path("cards/", include("catalog.cards.urls")),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .checker import Checker, type_name
 from .colours import colour_literals
 from .descriptor import Descriptor
 from .keys import canonical_key
@@ -108,9 +109,9 @@ def load_manifest(raw: bytes, *, known_team_ids: Iterable[str] = ()) -> Manifest
 
 
 def parse_manifest(data: Any, *, sha256: str = "", known_team_ids: Iterable[str] = ()) -> Manifest:
-    checker = _Checker()
+    checker = Checker()
     if not isinstance(data, dict):
-        raise ManifestError([f"$: expected a JSON object, got {_type_name(data)}"])
+        raise ManifestError([f"$: expected a JSON object, got {type_name(data)}"])
     fmt = data.get("format")
     if fmt not in FORMATS:
         raise ManifestError([f"format: unknown manifest format {fmt!r}; expected one of {', '.join(sorted(FORMATS))}"])
@@ -124,120 +125,10 @@ def parse_manifest(data: Any, *, sha256: str = "", known_team_ids: Iterable[str]
     return manifest
 
 
-# --- the checker -----------------------------------------------------------------------------------
-
-
-class _Checker:
-    """Collects located problems; every accessor returns a usable default so parsing continues."""
-
-    def __init__(self) -> None:
-        self.problems: list[str] = []
-
-    def problem(self, where: str, message: str) -> None:
-        self.problems.append(f"{where}: {message}")
-
-    def keys(self, obj: dict[str, Any], where: str, required: Iterable[str], optional: Iterable[str]) -> None:
-        required = tuple(required)
-        allowed = set(required) | set(optional)
-        for key in required:
-            if key not in obj:
-                self.problem(_join(where, key), "required key is missing")
-        for key in obj:
-            if key not in allowed:
-                self.problem(_join(where, key), f"unknown key; allowed keys are {', '.join(sorted(allowed))}")
-
-    def obj(self, value: Any, where: str) -> dict[str, Any] | None:
-        if isinstance(value, dict):
-            return value
-        self.problem(where, f"expected an object, got {_type_name(value)}")
-        return None
-
-    def list(self, value: Any, where: str) -> list[Any]:
-        if isinstance(value, list):
-            return value
-        self.problem(where, f"expected a list, got {_type_name(value)}")
-        return []
-
-    def string(self, obj: dict[str, Any], key: str, where: str, *, nullable: bool = False, default: str = "") -> Any:
-        if key not in obj:
-            return None if nullable else default
-        value = obj[key]
-        if value is None and nullable:
-            return None
-        if not isinstance(value, str):
-            self.problem(
-                _join(where, key), f"expected a string{' or null' if nullable else ''}, got {_type_name(value)}"
-            )
-            return None if nullable else default
-        return value
-
-    def nonempty(self, obj: dict[str, Any], key: str, where: str) -> str:
-        value = self.string(obj, key, where)
-        if key in obj and isinstance(obj[key], str) and not value.strip():
-            self.problem(_join(where, key), "must not be empty")
-        return value
-
-    def boolean(self, obj: dict[str, Any], key: str, where: str, default: bool = False) -> bool:
-        if key not in obj:
-            return default
-        value = obj[key]
-        if not isinstance(value, bool):
-            self.problem(_join(where, key), f"expected true or false, got {_type_name(value)}")
-            return default
-        return value
-
-    def enum(
-        self, obj: dict[str, Any], key: str, where: str, allowed: type, *, nullable: bool = False, default: str = ""
-    ) -> Any:
-        value = self.string(obj, key, where, nullable=nullable, default=default)
-        if value is None or (key not in obj):
-            return value
-        values = [member.value for member in allowed]
-        if value not in values:
-            self.problem(_join(where, key), f"unknown value {value!r}; expected one of {', '.join(values)}")
-            return None if nullable else default
-        return value
-
-    def strings(self, value: Any, where: str) -> list[str]:
-        items = self.list(value, where)
-        out: list[str] = []
-        for i, item in enumerate(items):
-            if isinstance(item, str):
-                out.append(item)
-            else:
-                self.problem(f"{where}[{i}]", f"expected a string, got {_type_name(item)}")
-        return out
-
-    def unique(self, items: Iterable[tuple[str, str]], what: str) -> None:
-        """`items` are (location, value); report every repeat with the location of the first."""
-        seen: dict[str, str] = {}
-        for where, value in items:
-            if value in seen:
-                self.problem(where, f"duplicate {what} {value!r} (first at {seen[value]})")
-            else:
-                seen[value] = where
-
-
-def _join(where: str, key: str) -> str:
-    return f"{where}.{key}" if where else key
-
-
-def _type_name(value: Any) -> str:
-    return {
-        dict: "an object",
-        list: "a list",
-        str: "a string",
-        bool: "a boolean",
-        int: "a number",
-        float: "a number",
-        type(None): "null",
-    }.get(type(value), type(value).__name__)
-
-
 # --- shared sections -------------------------------------------------------------------------------
 
 
-def _parse_source(data: dict[str, Any], manifest: Manifest, c: _Checker, *, required: bool) -> None:
+def _parse_source(data: dict[str, Any], manifest: Manifest, c: Checker, *, required: bool) -> None:
     if "source" not in data:
         return
     source = c.obj(data["source"], "source")
@@ -248,7 +139,7 @@ def _parse_source(data: dict[str, Any], manifest: Manifest, c: _Checker, *, requ
     manifest.source_commit = c.string(source, "commit", "source")
 
 
-def _parse_baseline(data: dict[str, Any], manifest: Manifest, c: _Checker) -> None:
+def _parse_baseline(data: dict[str, Any], manifest: Manifest, c: Checker) -> None:
     if "baselineCount" not in data or data["baselineCount"] is None:
         return
     value = data["baselineCount"]
@@ -258,7 +149,7 @@ def _parse_baseline(data: dict[str, Any], manifest: Manifest, c: _Checker) -> No
     manifest.baseline_count = value
 
 
-def _parse_teams(data: dict[str, Any], manifest: Manifest, c: _Checker) -> None:
+def _parse_teams(data: dict[str, Any], manifest: Manifest, c: Checker) -> None:
     items = c.list(data.get("teams", []), "teams")
     fields = ("id", "name", "oncall", "channel", "escalation")
     for i, raw in enumerate(items):
@@ -280,7 +171,7 @@ def _parse_teams(data: dict[str, Any], manifest: Manifest, c: _Checker) -> None:
     c.unique(((f"teams[{i}].id", t.id) for i, t in enumerate(manifest.teams) if t.id), "team id")
 
 
-def _parse_ownership(data: dict[str, Any], manifest: Manifest, c: _Checker, known_team_ids: set[str]) -> None:
+def _parse_ownership(data: dict[str, Any], manifest: Manifest, c: Checker, known_team_ids: set[str]) -> None:
     items = c.list(data.get("ownership", []), "ownership")
     team_ids = known_team_ids | {t.id for t in manifest.teams}
     for i, raw in enumerate(items):
@@ -301,7 +192,7 @@ def _parse_ownership(data: dict[str, Any], manifest: Manifest, c: _Checker, know
     )
 
 
-def _check_tool_refs(ids: list[str], where: str, tool_ids: set[str], c: _Checker, what: str) -> None:
+def _check_tool_refs(ids: list[str], where: str, tool_ids: set[str], c: Checker, what: str) -> None:
     for j, tool_id in enumerate(ids):
         if tool_id not in tool_ids:
             c.problem(f"{where}[{j}]", f"{what} {tool_id!r} is not a tool in this manifest")
@@ -328,7 +219,7 @@ _CONDOR_TOOL_OPTIONAL = (
 )
 
 
-def _parse_condor(data: dict[str, Any], manifest: Manifest, c: _Checker, known_team_ids: set[str]) -> None:
+def _parse_condor(data: dict[str, Any], manifest: Manifest, c: Checker, known_team_ids: set[str]) -> None:
     c.keys(data, "", _CONDOR_TOP, ("baselineCount",))
     _parse_source(data, manifest, c, required=True)
     _parse_baseline(data, manifest, c)
@@ -344,7 +235,7 @@ def _parse_condor(data: dict[str, Any], manifest: Manifest, c: _Checker, known_t
     _parse_floors(data, manifest, c, set(tools_by_id))
 
 
-def _parse_condor_tool(raw: Any, where: str, c: _Checker) -> Descriptor | None:
+def _parse_condor_tool(raw: Any, where: str, c: Checker) -> Descriptor | None:
     obj = c.obj(raw, where)
     if obj is None:
         return None
@@ -394,7 +285,7 @@ def _parse_condor_tool(raw: Any, where: str, c: _Checker) -> Descriptor | None:
     return descriptor
 
 
-def _label(c: _Checker, before: int, tool_id: str) -> None:
+def _label(c: Checker, before: int, tool_id: str) -> None:
     """Name the tool in every problem found inside it: a location alone is hard to find in 350 tools."""
     if not tool_id:
         return
@@ -404,7 +295,7 @@ def _label(c: _Checker, before: int, tool_id: str) -> None:
             c.problems[k] += label
 
 
-def _parse_keyword_map(obj: dict[str, Any], where: str, c: _Checker) -> dict[str, list[str]]:
+def _parse_keyword_map(obj: dict[str, Any], where: str, c: Checker) -> dict[str, list[str]]:
     if "ragKeywords" not in obj or obj["ragKeywords"] is None:
         return {}
     value = c.obj(obj["ragKeywords"], f"{where}.ragKeywords")
@@ -416,7 +307,7 @@ def _parse_keyword_map(obj: dict[str, Any], where: str, c: _Checker) -> dict[str
     return out
 
 
-def _check_tool_ids(manifest: Manifest, c: _Checker, *, fold_collisions: bool) -> None:
+def _check_tool_ids(manifest: Manifest, c: Checker, *, fold_collisions: bool) -> None:
     c.unique(((f"tools[{i}].id", t.declared_id) for i, t in enumerate(manifest.tools) if t.declared_id), "tool id")
     if not fold_collisions:
         return
@@ -447,7 +338,7 @@ def _check_tool_ids(manifest: Manifest, c: _Checker, *, fold_collisions: bool) -
             seen[key] = where
 
 
-def _parse_profiles(data: dict[str, Any], manifest: Manifest, c: _Checker, tools_by_id: dict[str, Descriptor]) -> None:
+def _parse_profiles(data: dict[str, Any], manifest: Manifest, c: Checker, tools_by_id: dict[str, Descriptor]) -> None:
     for i, raw in enumerate(c.list(data.get("profiles", []), "profiles")):
         where = f"profiles[{i}]"
         obj = c.obj(raw, where)
@@ -483,7 +374,7 @@ def _parse_profiles(data: dict[str, Any], manifest: Manifest, c: _Checker, tools
     c.unique(((f"profiles[{i}].id", p.id) for i, p in enumerate(manifest.profiles) if p.id), "profile id")
 
 
-def _parse_floors(data: dict[str, Any], manifest: Manifest, c: _Checker, tool_ids: set[str]) -> None:
+def _parse_floors(data: dict[str, Any], manifest: Manifest, c: Checker, tool_ids: set[str]) -> None:
     for i, raw in enumerate(c.list(data.get("forcedFloors", []), "forcedFloors")):
         where = f"forcedFloors[{i}]"
         obj = c.obj(raw, where)
@@ -514,7 +405,7 @@ _TUCAN_META_OPTIONAL = ("ragDescription", "ragKeywords", "alwaysInclude", "outpu
 UNDETERMINED_LANGUAGE = "und"
 
 
-def _parse_tucan(data: dict[str, Any], manifest: Manifest, c: _Checker, known_team_ids: set[str]) -> None:
+def _parse_tucan(data: dict[str, Any], manifest: Manifest, c: Checker, known_team_ids: set[str]) -> None:
     c.keys(data, "", _TUCAN_TOP_REQUIRED, _TUCAN_TOP_OPTIONAL)
     _parse_source(data, manifest, c, required=False)
     _parse_baseline(data, manifest, c)
@@ -540,7 +431,7 @@ def _parse_tucan(data: dict[str, Any], manifest: Manifest, c: _Checker, known_te
     _check_tool_ids(manifest, c, fold_collisions=False)
 
 
-def _parse_tucan_tool(raw: Any, where: str, c: _Checker) -> Descriptor | None:
+def _parse_tucan_tool(raw: Any, where: str, c: Checker) -> Descriptor | None:
     obj = c.obj(raw, where)
     if obj is None:
         return None

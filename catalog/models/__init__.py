@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from ..domain.vocabulary import ReviewState
 from .audit import AuditChainHead, AuditEvent, AuditLogIsAppendOnly
+from .cards import CardFinding, CardLocale, CardsState, CardString, CardTranslation
 from .catalog import (
     Agent,
     ApiToken,
@@ -23,6 +24,11 @@ __all__ = [
     "AuditChainHead",
     "AuditEvent",
     "AuditLogIsAppendOnly",
+    "CardFinding",
+    "CardLocale",
+    "CardString",
+    "CardTranslation",
+    "CardsState",
     "CatalogProfile",
     "CatalogRevision",
     "CatalogState",

@@ -19,6 +19,7 @@ from approvals.services import (
     approval_decide,
     approvals_escalate_overdue,
     approvals_expire_overdue,
+    approvals_notify_new,
 )
 from catalog.models import AuditEvent
 from catalog.services.audit import audit_verify
@@ -190,7 +191,7 @@ def test_suspension_posts_a_slack_compatible_webhook_with_a_link(
     hook = Hook.received[0]
     assert hook["type"] == "application/json" and set(hook["body"]) == {"text"}
     text = hook["body"]["text"]
-    assert text.startswith("Approval needed: create-prescription (tier ungated, supervised)")
+    assert text.startswith("Approval needed in domain prescriptions (1 new):\n• create-prescription (tier ungated")
     assert "UNGATED MUTATION" in text and f"https://condor.example.org/approvals/{req['id']}/" in text
 
 
@@ -204,3 +205,20 @@ def test_a_dead_webhook_does_not_fail_the_suspension(
     with django_capture_on_commit_callbacks(execute=True):
         response = runtime.evaluate()
     assert response.status_code == 201
+
+
+def test_new_requests_are_announced_once_in_one_mail_per_domain(
+    runtime: Runtime, approver: Any, make_user: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    make_user("carl", "approver:billing", email="carl@example.org")
+    first = [runtime.suspend()["id"] for _ in range(3)]  # callbacks not run: as if the beat had not come yet
+    runtime.suspend(tool="createInvoiceDraft")
+    assert approvals_notify_new() == 4
+    assert approvals_notify_new() == 0  # each request is announced once
+    mails = {tuple(m.to): m for m in mail.outbox}
+    assert set(mails) == {("anna@example.org",), ("carl@example.org",)}
+    medication = mails[("anna@example.org",)]
+    assert medication.subject == "[Condor] 3 approval requests need you: medication (tiers high)"
+    assert all(f"/approvals/{pk}/" in medication.body for pk in first)
+    assert mails[("carl@example.org",)].subject == "[Condor] approval needed: createInvoiceDraft (tier low)"
+    assert ApprovalRequest.objects.filter(notified_at__isnull=True).count() == 0

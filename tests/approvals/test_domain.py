@@ -29,7 +29,7 @@ def test_canonical_args_sort_keys_at_every_depth_without_whitespace() -> None:
 
 def test_the_hash_is_sha256_of_the_canonical_utf8_text() -> None:
     args = {"dose": "500 mg", "drug": "Amoxicillin"}
-    assert args_sha256(args) == hashlib.sha256('{"dose":"500 mg","drug":"Amoxicillin"}'.encode()).hexdigest()
+    assert args_sha256(args) == hashlib.sha256(b'{"dose":"500 mg","drug":"Amoxicillin"}').hexdigest()
 
 
 def test_key_order_and_integral_floats_do_not_change_the_hash() -> None:

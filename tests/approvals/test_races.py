@@ -144,7 +144,9 @@ def test_an_approval_racing_the_expiry_task_ends_in_one_state(suspended: Approva
     def act(i: int) -> Any:
         if i == 0:
             return approvals_expire_overdue(now=due + timedelta(seconds=1))
-        return approval_decide(request_id=suspended.pk, approver=anna, decision="approve", now=due - timedelta(seconds=1))
+        return approval_decide(
+            request_id=suspended.pk, approver=anna, decision="approve", now=due - timedelta(seconds=1)
+        )
 
     results = at_once(act, n=2)
     row = ApprovalRequest.objects.get(pk=suspended.pk)

@@ -91,5 +91,7 @@ def test_the_beat_expires_an_overdue_request_through_a_real_worker(tmp_path: Pat
     output = log.read_text()
     assert "approvals.tasks.expire_overdue" in output
     with sqlite3.connect(database) as db:
-        actions = [r[0] for r in db.execute("SELECT action FROM catalog_auditevent WHERE object_type = 'approvals.request'")]
+        actions = [
+            r[0] for r in db.execute("SELECT action FROM catalog_auditevent WHERE object_type = 'approvals.request'")
+        ]
     assert actions == ["approvals.request.suspended", "approvals.request.expired"]

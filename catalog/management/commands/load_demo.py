@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from catalog import roles
+from catalog.cards.demo import cards_demo_load
 from catalog.domain.manifest import ManifestError
 from catalog.services.imports import catalog_import
 
@@ -37,6 +38,7 @@ class Command(BaseCommand):
             except ManifestError as exc:
                 raise CommandError(f"demo manifest {name} refused:\n  " + "\n  ".join(exc.problems)) from exc
             self.stdout.write(result.summary())
+        self.stdout.write(cards_demo_load().summary())
         with transaction.atomic():
             user_model = get_user_model()
             for username, (groups, is_staff, is_superuser) in DEMO_USERS.items():

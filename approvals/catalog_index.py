@@ -1,0 +1,99 @@
+"""The live catalog as the suspend gate reads it: tools by every spelling, and profiles, per process.
+
+The gate runs on every tool call of the runtime. Reading the catalog is one small query (the current
+revision of each system); the tools and profiles are read again only when that changes. Every accepted
+import records a new revision and points CatalogState at it in the same transaction, so the index can
+never answer for a catalog that is no longer current. (An import that changes nothing writes nothing,
+and leaves the index as valid as before.)
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from catalog.domain.keys import canonical_key
+from catalog.models import CatalogProfile, CatalogState, Tool
+
+
+@dataclass(frozen=True)
+class ToolSnapshot:
+    """What the gate and a request need of a tool (the row also holds RAG text and fragments)."""
+
+    pk: int
+    system: str
+    declared_id: str
+    canonical_key: str
+    llm_name: str
+    plane: str
+    module: str
+    category: str
+    availability: str
+    policy_domain: str | None
+    hitl_tier: str | None
+    is_mutating: bool
+    effective_policy_class: str
+    input_schema: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class ProfileSnapshot:
+    slug: str
+    availabilities: tuple[str, ...]
+    includes: frozenset[str]
+
+
+SNAPSHOT_FIELDS = tuple(f for f in ToolSnapshot.__dataclass_fields__ if f != "pk")
+
+
+@dataclass
+class CatalogIndex:
+    version: tuple[Any, ...]
+    by_declared_id: dict[str, list[ToolSnapshot]] = field(default_factory=lambda: defaultdict(list))
+    by_llm_name: dict[str, list[ToolSnapshot]] = field(default_factory=lambda: defaultdict(list))
+    by_key: dict[str, list[ToolSnapshot]] = field(default_factory=lambda: defaultdict(list))
+    profiles: dict[str, ProfileSnapshot] = field(default_factory=dict)
+
+
+_current: CatalogIndex | None = None
+_rebuilding = threading.Lock()
+
+
+def _version() -> tuple[Any, ...]:
+    # Revision ids only grow (revisions are never deleted), so the ids name the catalog exactly.
+    return tuple(sorted(CatalogState.objects.values_list("system", "current_revision_id")))
+
+
+def forget() -> None:
+    """Drop the index (tests that roll the database back reuse revision ids)."""
+    global _current
+    _current = None
+
+
+def _build(version: tuple[Any, ...]) -> CatalogIndex:
+    index = CatalogIndex(version)
+    for row in Tool.objects.live().order_by("pk").values("pk", "aliases", *SNAPSHOT_FIELDS):
+        aliases = row.pop("aliases") or []
+        tool = ToolSnapshot(**row)
+        index.by_declared_id[tool.declared_id].append(tool)
+        index.by_llm_name[tool.llm_name].append(tool)
+        for key in {tool.canonical_key, *(canonical_key(a) for a in aliases)}:
+            index.by_key[key].append(tool)
+    for slug, availabilities, includes in CatalogProfile.objects.values_list("slug", "availabilities", "includes"):
+        index.profiles[slug] = ProfileSnapshot(slug, tuple(availabilities or ()), frozenset(includes or ()))
+    return index
+
+
+def catalog_index() -> CatalogIndex:
+    """The index of the current catalog: one query when nothing changed, a rebuild when it did."""
+    global _current
+    version = _version()
+    index = _current
+    if index is not None and index.version == version:
+        return index
+    with _rebuilding:
+        if _current is None or _current.version != version:
+            _current = _build(version)
+        return _current

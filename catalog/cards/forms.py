@@ -1,0 +1,70 @@
+"""Forms of the translator's workspace: the matrix filters (in the URL, shareable) and the editor."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from ..models import CardLocale
+from .display import CHECK_LABELS, MODULES, STATE_LABELS
+from .domain import SOURCE_LOCALE, Check
+from .selectors import MatrixFilters
+from .valuesets import value_sets
+
+
+class MatrixFilterForm(forms.Form):
+    q = forms.CharField(required=False, max_length=200, label=_("Search"))
+    locale = forms.ChoiceField(required=False, choices=[], label=_("Locale"))
+    module = forms.ChoiceField(required=False, choices=[], label=_("Module"))
+    state = forms.ChoiceField(required=False, choices=[], label=_("State"))
+    check = forms.ChoiceField(required=False, choices=[], label=_("Check failing"))
+    value_set = forms.ChoiceField(required=False, choices=[], label=_("Value set"))
+
+    def __init__(self, *args: Any, locales: Sequence[CardLocale], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["q"].widget.attrs.update({"type": "search", "placeholder": _("key, English or translation")})
+        self.fields["locale"].choices = [(loc.code, loc.code) for loc in locales if loc.code != SOURCE_LOCALE]
+        self.fields["module"].choices = [("", _("all modules"))] + [(m, m) for m in MODULES]
+        self.fields["state"].choices = [("", _("any state"))] + [(s.value, label) for s, label in STATE_LABELS.items()]
+        self.fields["check"].choices = [("", _("any or none")), ("any", _("any check failing"))] + [
+            (c.value, label) for c, label in CHECK_LABELS.items()
+        ]
+        self.fields["value_set"].choices = [("", _("all value sets"))] + [
+            (vs.id, f"{vs.id} ({vs.elements})") for vs in value_sets().values()
+        ]
+
+    def filters(self, default_locale: str) -> MatrixFilters:
+        if not self.is_bound or not self.is_valid():
+            return MatrixFilters(locale=default_locale)
+        data = self.cleaned_data
+        return MatrixFilters(
+            locale=data["locale"] or default_locale,
+            module=data["module"],
+            state=data["state"],
+            check=data["check"],
+            value_set=data["value_set"],
+            q=data["q"].strip(),
+        )
+
+
+class TranslationForm(forms.Form):
+    """The editor's fields; the text arrives as one `form` value per plural form (request.POST.getlist)."""
+
+    key = forms.CharField(max_length=200)
+    locale = forms.CharField(max_length=20)
+    same_as_source = forms.BooleanField(required=False)
+    comment = forms.CharField(required=False, max_length=2000)
+    intent = forms.ChoiceField(required=False, choices=[("save", "save"), ("check", "check")])
+    back = forms.CharField(required=False, max_length=2000)
+
+
+class ReviewForm(forms.Form):
+    key = forms.CharField(max_length=200)
+    locale = forms.CharField(max_length=20)
+    back = forms.CharField(required=False, max_length=2000)
+
+
+CHECK_VALUES = {c.value for c in Check}

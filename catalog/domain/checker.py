@@ -1,0 +1,113 @@
+"""A small validator for JSON manifests: collects every located problem instead of stopping at the first."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+
+class Checker:
+    """Collects located problems; every accessor returns a usable default so parsing continues."""
+
+    def __init__(self) -> None:
+        self.problems: list[str] = []
+
+    def problem(self, where: str, message: str) -> None:
+        self.problems.append(f"{where}: {message}")
+
+    def keys(self, obj: dict[str, Any], where: str, required: Iterable[str], optional: Iterable[str]) -> None:
+        required = tuple(required)
+        allowed = set(required) | set(optional)
+        for key in required:
+            if key not in obj:
+                self.problem(join_key(where, key), "required key is missing")
+        for key in obj:
+            if key not in allowed:
+                self.problem(join_key(where, key), f"unknown key; allowed keys are {', '.join(sorted(allowed))}")
+
+    def obj(self, value: Any, where: str) -> dict[str, Any] | None:
+        if isinstance(value, dict):
+            return value
+        self.problem(where, f"expected an object, got {type_name(value)}")
+        return None
+
+    def list(self, value: Any, where: str) -> list[Any]:
+        if isinstance(value, list):
+            return value
+        self.problem(where, f"expected a list, got {type_name(value)}")
+        return []
+
+    def string(self, obj: dict[str, Any], key: str, where: str, *, nullable: bool = False, default: str = "") -> Any:
+        if key not in obj:
+            return None if nullable else default
+        value = obj[key]
+        if value is None and nullable:
+            return None
+        if not isinstance(value, str):
+            self.problem(
+                join_key(where, key), f"expected a string{' or null' if nullable else ''}, got {type_name(value)}"
+            )
+            return None if nullable else default
+        return value
+
+    def nonempty(self, obj: dict[str, Any], key: str, where: str) -> str:
+        value = self.string(obj, key, where)
+        if key in obj and isinstance(obj[key], str) and not value.strip():
+            self.problem(join_key(where, key), "must not be empty")
+        return value
+
+    def boolean(self, obj: dict[str, Any], key: str, where: str, default: bool = False) -> bool:
+        if key not in obj:
+            return default
+        value = obj[key]
+        if not isinstance(value, bool):
+            self.problem(join_key(where, key), f"expected true or false, got {type_name(value)}")
+            return default
+        return value
+
+    def enum(
+        self, obj: dict[str, Any], key: str, where: str, allowed: type, *, nullable: bool = False, default: str = ""
+    ) -> Any:
+        value = self.string(obj, key, where, nullable=nullable, default=default)
+        if value is None or (key not in obj):
+            return value
+        values = [member.value for member in allowed]
+        if value not in values:
+            self.problem(join_key(where, key), f"unknown value {value!r}; expected one of {', '.join(values)}")
+            return None if nullable else default
+        return value
+
+    def strings(self, value: Any, where: str) -> list[str]:
+        items = self.list(value, where)
+        out: list[str] = []
+        for i, item in enumerate(items):
+            if isinstance(item, str):
+                out.append(item)
+            else:
+                self.problem(f"{where}[{i}]", f"expected a string, got {type_name(item)}")
+        return out
+
+    def unique(self, items: Iterable[tuple[str, str]], what: str) -> None:
+        """`items` are (location, value); report every repeat with the location of the first."""
+        seen: dict[str, str] = {}
+        for where, value in items:
+            if value in seen:
+                self.problem(where, f"duplicate {what} {value!r} (first at {seen[value]})")
+            else:
+                seen[value] = where
+
+
+def join_key(where: str, key: str) -> str:
+    return f"{where}.{key}" if where else key
+
+
+def type_name(value: Any) -> str:
+    return {
+        dict: "an object",
+        list: "a list",
+        str: "a string",
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        type(None): "null",
+    }.get(type(value), type(value).__name__)
