@@ -47,6 +47,7 @@ bench: $(STAMP)
 	$(PY) bench/import_catalog.py
 	$(PY) bench/lint_catalog.py
 	$(PY) bench/console_pages.py
+	$(PY) bench/cards_bundle.py
 	$(PIP) install --quiet -e '.[test,bench]'
 	$(PY) bench/approvals_load.py
 

@@ -240,19 +240,23 @@ def consume(request: HttpRequest, request_id: str, payload: ConsumeIn) -> Status
 
 @router.post(
     "/{request_id}/cancel",
-    response={200: RequestOut, 404: ErrorOut, 409: ErrorOut},
+    response={200: RequestOut, 404: ErrorOut, 409: ErrorOut, 422: ErrorOut},
     summary="Withdraw a request the runtime no longer needs (pending, or approved and unused)",
+    description='The body is optional: `{"reason": "…"}`.',
 )
-def cancel(request: HttpRequest, request_id: str, payload: CancelIn | None = None) -> Status[dict[str, Any]]:
+def cancel(request: HttpRequest, request_id: str) -> Status[dict[str, Any]]:
     pk = parse_request_id(request_id)
     if pk is None:
         return _not_found(request_id)
+    # The body is optional (a bare POST withdraws), which ninja's body parameters cannot express.
+    reason = ""
+    if request.content_type == "application/json" and request.body.strip():
+        try:
+            reason = CancelIn.model_validate_json(request.body).reason
+        except ValueError as exc:
+            return Status(422, {"detail": f'body: expected {{"reason": "…"}} or nothing ({exc.__class__.__name__})'})
     try:
-        req, _already = approval_cancel(
-            request_id=pk,
-            reason=payload.reason if payload else "",
-            via=request.auth.name,  # type: ignore[attr-defined]
-        )
+        req, _already = approval_cancel(request_id=pk, reason=reason, via=request.auth.name)  # type: ignore[attr-defined]
     except ApprovalRefused as exc:
         return refused(exc)
     return Status(200, request_out(req))

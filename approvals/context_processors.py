@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Any
 
+from django.conf import settings
 from django.http import HttpRequest
 
 from .selectors import approver_domains, tier_counts, user_groups
@@ -18,8 +19,6 @@ class ApprovalCounts:
 
     @cached_property
     def visible(self) -> bool:
-        from django.conf import settings
-
         groups = user_groups(self._user)
         return bool(approver_domains(self._user)) or settings.APPROVALS_ESCALATION_GROUP in groups
 

@@ -8,7 +8,6 @@ from datetime import datetime, time
 from typing import Any
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseForbidden
 from django.shortcuts import redirect, render
@@ -17,6 +16,7 @@ from django.views.decorators.http import require_POST
 
 from catalog.models import AuditEvent
 
+from .access import page
 from .display import ArgRow, readable_args, short_id
 from .domain import State
 from .forms import ArgsEditForm, DecisionForm, HistoryFilterForm
@@ -54,7 +54,7 @@ def _fingerprint(items: list[QueueItem], now: datetime) -> str:
     return hashlib.sha1("|".join(parts).encode(), usedforsecurity=False).hexdigest()[:16]
 
 
-@login_required
+@page("approvals:queue")
 def queue_page(request: HttpRequest) -> HttpResponse:
     now = timezone.now()
     items = [_item(request.user, r) for r in queue_for(request.user, now=now)]
@@ -79,7 +79,7 @@ def _visible_request(request: HttpRequest, request_id: str) -> ApprovalRequest:
     return req
 
 
-@login_required
+@page("approvals:detail")
 def request_page(request: HttpRequest, request_id: str) -> HttpResponse:
     req = _visible_request(request, request_id)
     schema = req.tool.input_schema or {}
@@ -104,59 +104,62 @@ def request_page(request: HttpRequest, request_id: str) -> HttpResponse:
 
 
 @require_POST
-@login_required
+@page("approvals:decide")
 def decide_view(request: HttpRequest, request_id: str) -> HttpResponse:
     req = _visible_request(request, request_id)
-    form = DecisionForm(request.POST)
-    htmx = bool(request.htmx)  # type: ignore[attr-defined]
-    approved_args = None
-    problems: list[str] = []
-    if not form.is_valid():
-        problems = [f"{k}: {' '.join(v)}" for k, v in form.errors.items()]
-    elif request.POST.get("edit") and form.cleaned_data["decision"] == "approve":
-        edit = ArgsEditForm(request.POST, schema=req.tool.input_schema or {}, proposed=req.proposed_args)
-        if edit.is_valid():
-            approved_args = edit.edited_args()
-        else:
-            problems = [
-                f"{edit.fields[k].label if k in edit.fields else k}: {' '.join(v)}" for k, v in edit.errors.items()
-            ]
-    outcome, kind, status = "", "ok", 200
-    if problems:
-        outcome, kind = "; ".join(problems), "error"
-    else:
-        try:
-            req = approval_decide(
-                request_id=req.pk,
-                approver=request.user,
-                decision=form.cleaned_data["decision"],
-                reason=form.cleaned_data["reason"],
-                approved_args=approved_args,
-            )
-            verb = "approved" if req.state == State.APPROVED else "rejected"
-            edited = " with your changes" if req.args_edited else ""
-            outcome = f"{verb}{edited} by you at {timezone.localtime(req.decided_at):%H:%M:%S}"
-        except ApprovalRefused as exc:
-            req = exc.request or req
-            outcome = exc.message + ("; " + "; ".join(exc.errors) if exc.errors else "")
-            # Someone else deciding first is news, not a failure.
-            kind = "info" if exc.code in ("already-decided", "expired", "cancelled") else "error"
-            status = 403 if exc.forbidden and not htmx else 200
-    if htmx:
-        item = _item(request.user, req, outcome, kind)
+    outcome = _decide(request, req)
+    if request.htmx:  # type: ignore[attr-defined]
+        item = _item(request.user, outcome.req, outcome.text, outcome.kind)
         return render(request, "approvals/queue.html#row", {"item": item, "now": timezone.now()})
-    if status == 403:
-        return HttpResponseForbidden(outcome)
-    {"ok": messages.success, "info": messages.info, "error": messages.error}[kind](
-        request, f"{req.tool_declared_id}: {outcome}"
-    )
-    if kind == "error" or request.POST.get("from") == "detail":
-        return redirect("approvals:detail", request_id=req.pk)
+    if outcome.forbidden:
+        return HttpResponseForbidden(outcome.text)
+    notice = {"ok": messages.success, "info": messages.info, "error": messages.error}[outcome.kind]
+    notice(request, f"{outcome.req.tool_declared_id}: {outcome.text}")
+    if outcome.kind == "error" or request.POST.get("from") == "detail":
+        return redirect("approvals:detail", request_id=outcome.req.pk)
     return redirect("approvals:queue")
 
 
+@dataclass
+class Outcome:
+    req: ApprovalRequest
+    text: str
+    kind: str = "ok"  # "ok", "info" (someone else was first, or it expired) or "error"
+    forbidden: bool = False
+
+
+def _decide(request: HttpRequest, req: ApprovalRequest) -> Outcome:
+    """Validate the posted decision (and edited arguments), then call the one service that decides."""
+    form = DecisionForm(request.POST)
+    if not form.is_valid():
+        return Outcome(req, "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()), "error")
+    approved_args = None
+    if request.POST.get("edit") and form.cleaned_data["decision"] == "approve":
+        edit = ArgsEditForm(request.POST, schema=req.tool.input_schema or {}, proposed=req.proposed_args)
+        if not edit.is_valid():
+            labels = {k: (edit.fields[k].label if k in edit.fields else k) for k in edit.errors}
+            return Outcome(req, "; ".join(f"{labels[k]}: {' '.join(v)}" for k, v in edit.errors.items()), "error")
+        approved_args = edit.edited_args()
+    try:
+        req = approval_decide(
+            request_id=req.pk,
+            approver=request.user,
+            decision=form.cleaned_data["decision"],
+            reason=form.cleaned_data["reason"],
+            approved_args=approved_args,
+        )
+    except ApprovalRefused as exc:
+        text = exc.message + ("; " + "; ".join(exc.errors) if exc.errors else "")
+        # Someone else deciding first is news, not a failure.
+        kind = "info" if exc.code in ("already-decided", "expired", "cancelled") else "error"
+        return Outcome(exc.request or req, text, kind, forbidden=exc.forbidden)
+    verb = "approved" if req.state == State.APPROVED else "rejected"
+    edited = " with your changes" if req.args_edited else ""
+    return Outcome(req, f"{verb}{edited} by you at {timezone.localtime(req.decided_at):%H:%M:%S}")
+
+
 @require_POST
-@login_required
+@page("approvals:bulk-approve")
 def bulk_approve_view(request: HttpRequest) -> HttpResponse:
     """Approve several tier-low requests at once. Tier high and ungated requests are refused one by one:
     each of those needs its own look."""
@@ -178,7 +181,7 @@ def bulk_approve_view(request: HttpRequest) -> HttpResponse:
     return redirect("approvals:queue")
 
 
-@login_required
+@page("approvals:history")
 def history_page(request: HttpRequest) -> HttpResponse:
     form = HistoryFilterForm(request.GET or None)
     filters: dict[str, Any] = {}
@@ -195,7 +198,7 @@ def history_page(request: HttpRequest) -> HttpResponse:
     return render(request, template, context)
 
 
-@login_required
+@page("approvals:counts")
 def counts_partial(request: HttpRequest) -> HttpResponse:
     """The header's tier counts, re-fetched by htmx every few seconds."""
     return render(request, "approvals/_header_counts.html")

@@ -22,6 +22,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -283,7 +284,7 @@ from catalog.models import ApiToken
 raw = ApiToken.generate()
 ApiToken.objects.create(name="bench-runtime", prefix=raw[:10], token_hash=ApiToken.hash(raw), scopes=["approvals"])
 user = get_user_model().objects.create_user("bench-approver", password="{password}")
-user.groups.add(Group.objects.get_or_create(name="approver:medication")[0])
+user.groups.add(*(Group.objects.get_or_create(name=n)[0] for n in ("approver", "approver:medication")))
 print("TOKEN=" + raw)
 """
 
@@ -301,6 +302,8 @@ def main() -> None:
     if not shutil.which("gunicorn", path=str(Path(PY).parent)):
         sys.exit("gunicorn is not installed: pip install -e '.[bench]'")
 
+    # A terminated run still stops what it started (the finally below).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("terminated"))
     services = Services()
     server = None
     try:

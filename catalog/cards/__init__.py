@@ -1,6 +1,8 @@
 """Card i18n strings: the localization seam of the card chrome (issue 7).
 
-Layout: `domain` (pure rules: locales and plural forms, placeholders, the checks, bundles), `valuesets` and
-`preview` (pure), `pofiles` (Babel .po read/write, pure), `services` (writes), `selectors` (reads), `views`,
-`forms`, `api`, `urls`, `demo`. The models live in `catalog/models/cards.py`.
+Pure (no Django): `domain` (locales and plural forms, placeholders, markup, the checks, the never-localize
+guard), `bundles`, `valuesets` (the FHIR R4 status code lists), `preview`, `pofiles` (gettext through Babel).
+Around them: `findings` (recomputing the checks), `services` (a person's writes), `imports`, `selectors`
+(reads), `exports` (bundles and catalogs), `views`/`forms`/`urls` (the workspace), `api`, `demo`.
+The models live in `catalog/models/cards.py`.
 """

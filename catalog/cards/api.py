@@ -13,7 +13,7 @@ from ninja.errors import HttpError
 
 from ..auth import ScopedBearer
 from .domain import normalize_locale
-from .selectors import bundle
+from .exports import bundle
 
 router = Router(tags=["cards"], auth=ScopedBearer("cards"))
 

@@ -11,7 +11,8 @@ from django.db import transaction
 
 from ..models import CardLocale
 from ..services.audit import Actor
-from .services import ImportResult, cards_import, locale_add
+from .imports import ImportResult, cards_import
+from .services import locale_add
 
 DEMO_DIR = Path(__file__).resolve().parents[1] / "demo" / "cards"
 FILES = ("cards.pot", "de.po", "de_AT.po", "pl.po")

@@ -10,7 +10,7 @@ from django.utils.translation import gettext_lazy as _
 
 from ..models import CardLocale
 from .display import CHECK_LABELS, MODULES, STATE_LABELS
-from .domain import SOURCE_LOCALE, Check
+from .domain import SOURCE_LOCALE
 from .selectors import MatrixFilters
 from .valuesets import value_sets
 
@@ -54,7 +54,7 @@ class TranslationForm(forms.Form):
     """The editor's fields; the text arrives as one `form` value per plural form (request.POST.getlist)."""
 
     key = forms.CharField(max_length=200)
-    locale = forms.CharField(max_length=20)
+    lang = forms.CharField(max_length=20)
     same_as_source = forms.BooleanField(required=False)
     comment = forms.CharField(required=False, max_length=2000)
     intent = forms.ChoiceField(required=False, choices=[("save", "save"), ("check", "check")])
@@ -63,8 +63,5 @@ class TranslationForm(forms.Form):
 
 class ReviewForm(forms.Form):
     key = forms.CharField(max_length=200)
-    locale = forms.CharField(max_length=20)
+    lang = forms.CharField(max_length=20)
     back = forms.CharField(required=False, max_length=2000)
-
-
-CHECK_VALUES = {c.value for c in Check}

@@ -7,7 +7,8 @@ translator needs travels in the comments, so a .po stands alone in Poedit or Web
   `#:` the seam module's source file (card-i18n-status.ts);
   `#,` fuzzy, reviewed, same-as-source, python-brace-format;
   `#|` the English a fuzzy translation was made from; `#` the translator's own comment.
-Pure (Babel only): the services turn these entries into rows.
+Babel reads them (its parser, every problem collected with its line), writes the header and escapes every
+string; the entries are laid out as Babel lays them out. Pure (Babel only): the services turn entries into rows.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from datetime import datetime
 
 from babel import Locale
 from babel.messages.catalog import Catalog
-from babel.messages.pofile import PoFileParser, unescape, write_po
+from babel.messages.pofile import PoFileParser, normalize, unescape, write_po
 
 from .domain import MODULE_BY_FILE, PLACEHOLDER_RE, SOURCE_LOCALE, Module, Slot, State, babel_locale, plural_spec
 
@@ -110,30 +111,53 @@ def _comments(entry: SourceEntry) -> list[str]:
     return lines
 
 
-def _msgid(entry: SourceEntry) -> str | tuple[str, str]:
-    return (entry.source, entry.source_plural) if entry.source_plural else entry.source
-
-
-def _dump(catalog: Catalog) -> bytes:
+def _header(locale: str | None, *, revision: datetime, created: datetime) -> str:
+    """Babel writes the header (Language, Plural-Forms, dates) exactly as `pybabel` does."""
     buffer = io.BytesIO()
-    # width=0: message text is never wrapped (comments are, as xgettext does); keeps export fast.
-    write_po(buffer, catalog, width=0, include_previous=True, include_lineno=False, ignore_obsolete=True)
-    return buffer.getvalue()
+    write_po(buffer, _catalog(locale, revision=revision, created=created), width=0)
+    return buffer.getvalue().decode("utf-8")
+
+
+def _entry(
+    entry: SourceEntry,
+    strings: list[str] | None,
+    *,
+    flags: Iterable[str] = (),
+    comment: str = "",
+    previous: list[str] | None = None,
+) -> str:
+    """One entry, laid out as Babel's writer does, with Babel's escaping (`normalize`), but comments on one
+    line each: no wrapping means the note, the comment and the `#|` English come back exactly as written,
+    and export stays fast (textwrap per comment line was most of its time)."""
+    out = []
+    if comment:
+        out.append(f"# {comment}")
+    out += [f"#. {line}" for line in _comments(entry)]
+    out.append(f"#: {Module(entry.module).source_file}")
+    flag_set = set(flags)
+    if PLACEHOLDER_RE.search(entry.source + entry.source_plural):
+        flag_set.add(FLAG_BRACE)
+    if flag_set:
+        out.append("#, " + ", ".join(sorted(flag_set)))
+    if previous:
+        out.append(f"#| msgid {normalize(previous[0], prefix='#| ', width=0)}")
+        if len(previous) > 1:
+            out.append(f"#| msgid_plural {normalize(previous[1], prefix='#| ', width=0)}")
+    out.append(f"msgctxt {normalize(entry.key, width=0)}")
+    out.append(f"msgid {normalize(entry.source, width=0)}")
+    if entry.source_plural:
+        out.append(f"msgid_plural {normalize(entry.source_plural, width=0)}")
+        for i, text in enumerate(strings or ["", ""]):
+            out.append(f"msgstr[{i}] {normalize(text, width=0)}")
+    else:
+        out.append(f"msgstr {normalize((strings or [''])[0], width=0)}")
+    return "\n".join(out) + "\n\n"
 
 
 def write_template(entries: Iterable[SourceEntry], *, revision: datetime, created: datetime) -> bytes:
-    catalog = _catalog(None, revision=revision, created=created)
-    for entry in entries:
-        flags = [FLAG_BRACE] if PLACEHOLDER_RE.search(entry.source + entry.source_plural) else []
-        catalog.add(
-            _msgid(entry),
-            ("", "") if entry.source_plural else "",
-            locations=[(Module(entry.module).source_file, None)],
-            flags=flags,
-            auto_comments=_comments(entry),
-            context=entry.key,
-        )
-    return _dump(catalog)
+    parts = [_header(None, revision=revision, created=created)]
+    parts += [_entry(entry, None) for entry in entries]
+    return "".join(parts).encode("utf-8")
 
 
 def write_locale(
@@ -144,37 +168,24 @@ def write_locale(
     revision: datetime,
     created: datetime,
 ) -> bytes:
-    catalog = _catalog(locale, revision=revision, created=created)
     count = plural_spec(locale).count
+    parts = [_header(locale, revision=revision, created=created)]
     for entry in entries:
         tr = translations.get(entry.key)
-        flags = [FLAG_BRACE] if PLACEHOLDER_RE.search(entry.source + entry.source_plural) else []
-        previous = None
-        if entry.source_plural:
-            forms = list(tr.forms) if tr else []
-            string: str | tuple[str, ...] = tuple((forms + [""] * count)[:count])
-        else:
-            string = tr.forms[0] if tr and tr.forms else ""
-        if tr:
-            if tr.state == State.FUZZY:
-                flags.append(FLAG_FUZZY)
-            elif tr.state == State.REVIEWED:
-                flags.append(FLAG_REVIEWED)
-            if tr.same_as_source:
-                flags.append(FLAG_SAME)
-            if tr.previous:
-                previous = tuple(tr.previous)
-        catalog.add(
-            _msgid(entry),
-            string,
-            locations=[(Module(entry.module).source_file, None)],
-            flags=flags,
-            auto_comments=_comments(entry),
-            user_comments=[one_line(tr.comment)] if tr and tr.comment.strip() else [],
-            previous_id=previous,
-            context=entry.key,
-        )
-    return _dump(catalog)
+        forms = list(tr.forms) if tr else []
+        strings = (forms + [""] * count)[:count] if entry.source_plural else (forms[:1] or [""])
+        if tr is None:
+            parts.append(_entry(entry, strings))
+            continue
+        flags = []
+        if tr.state == State.FUZZY:
+            flags.append(FLAG_FUZZY)
+        elif tr.state == State.REVIEWED:
+            flags.append(FLAG_REVIEWED)
+        if tr.same_as_source:
+            flags.append(FLAG_SAME)
+        parts.append(_entry(entry, strings, flags=flags, comment=one_line(tr.comment), previous=tr.previous))
+    return "".join(parts).encode("utf-8")
 
 
 class _Parser(PoFileParser):

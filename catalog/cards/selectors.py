@@ -3,37 +3,29 @@ exports. Each runs a fixed number of queries whatever the number of strings (the
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from functools import reduce
 from operator import or_
 
-from django.core.cache import cache
-from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet
-from django.utils import timezone
-from django.utils.http import quote_etag
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
-from ..models import CardFinding, CardLocale, CardsState, CardString, CardTranslation
+from ..models import CardFinding, CardLocale, CardString, CardTranslation
+from .bundles import resolve
 from .domain import (
     SOURCE_LOCALE,
     Check,
     FindingData,
     Severity,
     State,
-    bundle_document,
     check_translation,
     fallback_chain,
     never_localize_reason,
     plural_spec,
-    resolve,
 )
-from .pofiles import SourceEntry, TranslationEntry, write_locale, write_template
+from .findings import locale_spec, slot_max_chars, string_spec
 from .preview import Preview, build_preview, preview_prefixes
-from .services import locale_spec, slot_max_chars, string_spec
 from .valuesets import CoverageRow, coverage, value_set_for_key
 
 
@@ -371,108 +363,3 @@ def coverage_table(locs: Sequence[CardLocale]) -> list[CoverageRow]:
     ):
         labels[code].add(key)
     return coverage([loc.code for loc in locs], chains(locs), labels)
-
-
-# --- bundles and exports ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Bundle:
-    locale: str
-    body: bytes
-    etag: str
-
-
-def cards_version() -> int:
-    return CardsState.objects.filter(singleton=True).values_list("version", flat=True).first() or 0
-
-
-def bundle(locale: str) -> Bundle | None:
-    """The JSON bundle of one locale, resolved along its fallback chain, with an ETag over its bytes.
-
-    Cached per card-strings version: every write bumps it, so a warm request is one small query and a
-    cache read, and no request ever sees a bundle older than the last committed change.
-    """
-    version = cards_version()
-    cache_key = f"condor:cards:bundle:{version}:{locale}"
-    hit = cache.get(cache_key)
-    if hit is not None:
-        return Bundle(locale, hit[0], hit[1])
-    locs = locales()
-    if locale not in {loc.code for loc in locs}:
-        return None
-    chain = chains(locs)[locale]
-    strings = [
-        row
-        for row in CardString.objects.values_list("pk", "key", "source", "source_plural")
-        if not never_localize_reason(row[1])
-    ]
-    keys_by_pk = {pk: key for pk, key, _, _ in strings}
-    texts: dict[str, dict[str, list[str]]] = {SOURCE_LOCALE: {}}
-    for _, key, source, source_plural in strings:
-        texts[SOURCE_LOCALE][key] = [source, source_plural] if source_plural else [source]
-    translated = [c for c in chain if c != SOURCE_LOCALE]
-    if translated:
-        for string_id, code, forms in CardTranslation.objects.filter(
-            locale__code__in=translated, ships=True
-        ).values_list("string_id", "locale__code", "forms"):
-            if string_id in keys_by_pk:
-                texts.setdefault(code, {})[keys_by_pk[string_id]] = forms
-    resolved = resolve(chain, keys_by_pk.values(), texts)
-    plurals = {key: bool(source_plural) for _, key, _, source_plural in strings}
-    document = bundle_document(locale, chain, plurals, resolved)
-    body = json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    etag = quote_etag(hashlib.sha256(body).hexdigest()[:32])
-    cache.set(cache_key, (body, etag), timeout=None)
-    return Bundle(locale, body, etag)
-
-
-def _source_entries() -> tuple[list[SourceEntry], datetime]:
-    entries = []
-    newest = None
-    for s in CardString.objects.order_by("module", "key"):
-        if never_localize_reason(s.key):
-            continue
-        entries.append(
-            SourceEntry(
-                key=s.key,
-                module=s.module,
-                source=s.source,
-                source_plural=s.source_plural,
-                note=s.note,
-                slot=s.slot,
-                max_chars=s.max_chars,
-                value_set=s.value_set,
-                code=s.code,
-            )
-        )
-        newest = max(newest, s.source_changed_at) if newest else s.source_changed_at
-    return entries, newest or timezone.now()
-
-
-def export_template() -> bytes:
-    """cards.pot: every key with its English, note, slot and FHIR code; dated by the newest English change,
-    so exporting twice without a change gives the same bytes."""
-    entries, created = _source_entries()
-    return write_template(entries, revision=created, created=created)
-
-
-def export_locale(code: str) -> bytes | None:
-    loc = CardLocale.objects.filter(code=code).first()
-    if loc is None or code == SOURCE_LOCALE:
-        return None
-    entries, created = _source_entries()
-    sources = {e.key: e for e in entries}
-    translations = {}
-    for t in CardTranslation.objects.filter(locale=loc).select_related("string"):
-        forms_now = t.string.source_forms
-        translations[t.string.key] = TranslationEntry(
-            key=t.string.key,
-            forms=list(t.forms),
-            state=t.state,
-            same_as_source=t.same_as_source,
-            comment=t.comment,
-            previous=list(t.translated_from) if t.translated_from and t.translated_from != forms_now else None,
-        )
-    revision = CardTranslation.objects.filter(locale=loc).aggregate(m=Max("updated_at"))["m"] or created
-    return write_locale(code, [sources[k] for k in sources], translations, revision=revision, created=created)

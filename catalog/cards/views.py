@@ -15,15 +15,17 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from ..access import page
-from . import selectors
+from . import exports, selectors
 from .display import SLOT_LABELS, shown, state_label
 from .domain import SOURCE_LOCALE, babel_locale
+from .findings import slot_max_chars
 from .forms import MatrixFilterForm, ReviewForm, TranslationForm
 from .selectors import Panel
-from .services import CardsRefused, may_review, may_translate, slot_max_chars, translation_review, translation_save
+from .services import CardsRefused, may_review, may_translate, translation_review, translation_save
 
 PAGE_SIZE = 40
-# Matrix query parameters that are filters (kept across pages and edits); key/locale select the panel.
+# Matrix query parameters that are filters (kept across pages and edits). The side panel is chosen by `key`
+# and `lang`: `locale` is the filters' locale, and a panel may show another one without changing the filters.
 FILTER_PARAMS = ("q", "locale", "module", "state", "check", "value_set")
 
 
@@ -76,7 +78,7 @@ def _matrix_context(request: HttpRequest, params: QueryDict) -> dict[str, Any]:
     focus = next((loc for loc in locs if loc.code == filters.locale), None)
     paginator = Paginator(selectors.matrix_strings(filters, focus), PAGE_SIZE)
     page_obj = paginator.get_page(params.get("page"))
-    key, locale = params.get("key", ""), params.get("locale", "") or default
+    key, locale = params.get("key", ""), params.get("lang", "") or default
     selected = (key, locale) if key else None
     return {
         "form": form,
@@ -96,7 +98,7 @@ def _render_matrix(request: HttpRequest, params: QueryDict, **extra: Any) -> Htt
     context = _matrix_context(request, params)
     key = params.get("key", "")
     if key:
-        locale = params.get("locale") or _default_locale(context["locs"])
+        locale = params.get("lang") or _default_locale(context["locs"])
         draft = params.getlist("form") if extra.get("draft") else None
         data = selectors.panel(
             key,
@@ -127,7 +129,7 @@ def panel_view(request: HttpRequest) -> HttpResponse:
         return _render_matrix(request, request.GET, draft="form" in request.GET)
     locs = selectors.locales()
     key = request.GET.get("key", "")
-    locale = request.GET.get("locale") or _default_locale(locs)
+    locale = request.GET.get("lang") or _default_locale(locs)
     draft = request.GET.getlist("form") if "form" in request.GET else None
     data = selectors.panel(
         key,
@@ -143,13 +145,13 @@ def panel_view(request: HttpRequest) -> HttpResponse:
 
 
 def _back(query: str, key: str, locale: str) -> str:
-    return reverse("cards:matrix") + "?" + "&".join(p for p in (query, urlencode({"key": key, "locale": locale})) if p)
+    return reverse("cards:matrix") + "?" + "&".join(p for p in (query, urlencode({"key": key, "lang": locale})) if p)
 
 
 def _after_write(request: HttpRequest, form_data: dict[str, Any], *, note: str, error: str | None) -> HttpResponse:
     """htmx: the panel, the changed matrix row and the completion bars, swapped in place. Otherwise: back to
     the matrix with the panel open and a message."""
-    key, locale, back = form_data["key"], form_data["locale"], form_data.get("back") or ""
+    key, locale, back = form_data["key"], form_data["lang"], form_data.get("back") or ""
     if not request.htmx:  # type: ignore[attr-defined]
         if error:
             messages.error(request, error)
@@ -181,7 +183,7 @@ def save_view(request: HttpRequest) -> HttpResponse:
         merged = QueryDict(mutable=True)
         merged.update(QueryDict(data["back"]))
         merged.setlist("form", texts)
-        for name in ("key", "locale", "same_as_source", "comment"):
+        for name in ("key", "lang", "same_as_source", "comment"):
             if name in params:
                 merged[name] = params[name]
         return _render_matrix(request, merged, draft=True)
@@ -189,7 +191,7 @@ def save_view(request: HttpRequest) -> HttpResponse:
         translation_save(
             user=request.user,
             key=data["key"],
-            locale=data["locale"],
+            locale=data["lang"],
             forms=texts,
             same_as_source=data["same_as_source"],
             comment=data["comment"],
@@ -209,7 +211,7 @@ def review_view(request: HttpRequest) -> HttpResponse:
         return HttpResponseBadRequest("; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
     data = form.cleaned_data
     try:
-        translation_review(user=request.user, key=data["key"], locale=data["locale"])
+        translation_review(user=request.user, key=data["key"], locale=data["lang"])
     except CardsRefused as exc:
         if exc.forbidden:
             return HttpResponseForbidden(exc.message)
@@ -237,14 +239,14 @@ def export_view(request: HttpRequest) -> HttpResponse:
     locale = request.GET.get("locale", "")
     fmt = request.GET.get("format", "po")
     if not locale:
-        body, name, content_type = selectors.export_template(), "cards.pot", "text/x-gettext-translation"
+        body, name, content_type = exports.export_template(), "cards.pot", "text/x-gettext-translation"
     elif fmt == "json":
-        found = selectors.bundle(locale)
+        found = exports.bundle(locale)
         if found is None:
             raise Http404(f"no locale {locale!r}")
         body, name, content_type = found.body, f"cards-{locale}.json", "application/json"
     elif fmt == "po":
-        exported = selectors.export_locale(locale)
+        exported = exports.export_locale(locale)
         if exported is None:
             raise Http404(f"no translated locale {locale!r} (English is the template: cards.pot)")
         body, name, content_type = exported, f"cards-{babel_locale(locale)}.po", "text/x-gettext-translation"

@@ -182,3 +182,13 @@ def test_a_long_poll_returns_when_the_approver_decides(runtime: Runtime, make_us
     finally:
         timer.join()
     assert body["state"] == "approved" and body["decidedBy"] == "anna"
+
+
+def test_cancel_needs_no_body(runtime: Runtime) -> None:
+    req = runtime.suspend()
+    response = runtime.client.post(f"/api/v1/approvals/{req['id']}/cancel", headers=runtime.headers)
+    assert response.status_code == 200 and response.json()["state"] == "cancelled"
+    bad = runtime.client.post(
+        f"/api/v1/approvals/{req['id']}/cancel", data="{", content_type="application/json", headers=runtime.headers
+    )
+    assert bad.status_code == 422 and 'expected {"reason": "…"} or nothing' in bad.json()["detail"]

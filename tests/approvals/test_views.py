@@ -154,7 +154,7 @@ def test_my_own_request_shows_but_cannot_be_decided_by_me(runtime: Runtime, appr
 
 def test_the_detail_page_edits_arguments_against_the_schema(runtime: Runtime, make_user: Any) -> None:
     req = runtime.suspend(tool="create-prescription", args=PRESCRIPTION_ARGS)
-    client = signed_in(make_user("pia", "approver:prescriptions"))
+    client = signed_in(make_user("pia", "approver", "approver:prescriptions"))
     page = client.get(f"/approvals/{req['id']}/")
     body = page.content.decode()
     assert "Approve with changes" in body and "Pharmazentralnummer (8 digits)" in body and "Pack size" in body
@@ -179,7 +179,7 @@ def test_the_detail_page_edits_arguments_against_the_schema(runtime: Runtime, ma
 
 
 def test_bulk_approval_takes_tier_low_and_refuses_tier_high(runtime: Runtime, make_user: Any) -> None:
-    user = make_user("hugo", "approver:billing", "approver:medication")
+    user = make_user("hugo", "approver", "approver:billing", "approver:medication")
     low = [runtime.suspend(tool="createInvoiceDraft")["id"] for _ in range(2)]
     high = runtime.suspend()["id"]
     response = signed_in(user).post("/approvals/bulk-approve", {"ids": [*low, high]}, follow=True)

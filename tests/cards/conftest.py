@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from catalog.cards.services import cards_import
+from catalog.cards.imports import cards_import
 from catalog.services.audit import Actor
 
 

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from catalog.cards.imports import cards_import
 from catalog.cards.services import locale_add, translation_save
 from catalog.models import CardString
 from catalog.services.audit import Actor
@@ -54,9 +55,6 @@ def test_broken_or_fuzzy_translations_fall_back_instead_of_reaching_a_doctor(
 
 def test_a_regional_bundle_takes_its_own_then_its_parents_then_english(small: None, api: Client) -> None:
     locale_add(actor=Actor(label="test"), code="de-AT")
-    CardString.objects.filter(key="card.medication.kv.status")  # untouched: still German "Status"
-    from catalog.cards.services import cards_import
-
     cards_import(files=[("de-AT.json", b'{"status.medicationrequest.on-hold": "Ruhend"}')], actor=Actor(label="t"))
     body = api.get("/api/v1/cards/de_AT.json").json()
     assert body["locale"] == "de-AT" and body["fallbacks"] == ["de", "en"]

@@ -12,8 +12,9 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from catalog.cards.selectors import export_locale, export_template
-from catalog.cards.services import CardsImportError, locale_add, translation_save
+from catalog.cards.exports import export_locale, export_template
+from catalog.cards.imports import CardsImportError
+from catalog.cards.services import locale_add, translation_save
 from catalog.models import AuditEvent, CardFinding, CardString, CardTranslation
 from catalog.services.audit import Actor
 

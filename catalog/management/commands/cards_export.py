@@ -7,7 +7,8 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from catalog.cards.domain import SOURCE_LOCALE, babel_locale, normalize_locale
-from catalog.cards.selectors import bundle, export_locale, export_template, locales
+from catalog.cards.exports import bundle, export_catalogs
+from catalog.cards.selectors import locales
 
 
 class Command(BaseCommand):
@@ -34,14 +35,10 @@ class Command(BaseCommand):
         out.mkdir(parents=True, exist_ok=True)
         written = []
         if "po" in formats:
-            (out / "cards.pot").write_bytes(export_template())
-            written.append(out / "cards.pot")
-            for code in wanted:
-                if code == SOURCE_LOCALE:
-                    continue
-                target = out / babel_locale(code) / "LC_MESSAGES" / "cards.po"
+            for name, body in export_catalogs([c for c in wanted if c != SOURCE_LOCALE]).items():
+                target = out / name if name == "cards.pot" else out / babel_locale(name) / "LC_MESSAGES" / "cards.po"
                 target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(export_locale(code) or b"")
+                target.write_bytes(body)
                 written.append(target)
         if "json" in formats:
             for code in wanted:

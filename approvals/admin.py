@@ -1,0 +1,18 @@
+"""Approval requests in the Django admin: visible for raw maintenance, never edited there (transitions go
+through the services, each with its audit event)."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+
+from catalog.admin import ReadOnlyAdmin
+
+from .models import ApprovalRequest
+
+
+@admin.register(ApprovalRequest)
+class ApprovalRequestAdmin(ReadOnlyAdmin):
+    list_display = ("tool_declared_id", "tier_key", "state", "policy_domain", "requested_by", "created_at")
+    list_filter = ("state", "tier_key", "policy_domain", "flagged")
+    search_fields = ("id", "idempotency_key", "tool_declared_id", "run_id", "patient_ref", "requested_by")
+    date_hierarchy = "created_at"

@@ -1,0 +1,25 @@
+"""Writes for approvals. Every transition is one conditional UPDATE (exactly one writer wins, on SQLite
+and on PostgreSQL alike) plus its audit event in the same transaction; notifications leave after commit.
+"""
+
+from __future__ import annotations
+
+from .beat import approvals_escalate_overdue, approvals_expire_overdue, approvals_notify_new
+from .common import OBJECT_TYPE, ApprovalRefused, tool_domain
+from .decide import approval_decide
+from .evaluate import Evaluation, approval_evaluate
+from .runtime import approval_cancel, approval_consume
+
+__all__ = [
+    "OBJECT_TYPE",
+    "ApprovalRefused",
+    "Evaluation",
+    "approval_cancel",
+    "approval_consume",
+    "approval_decide",
+    "approval_evaluate",
+    "approvals_escalate_overdue",
+    "approvals_expire_overdue",
+    "approvals_notify_new",
+    "tool_domain",
+]

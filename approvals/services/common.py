@@ -1,0 +1,114 @@
+"""What the approvals services share: the refusal, the request's snapshot for audit events, loading."""
+
+from __future__ import annotations
+
+import json
+import logging
+from datetime import datetime
+from typing import Any
+
+from celery import current_app
+from django.utils import timezone
+
+from catalog.models import Tool
+
+from ..catalog_index import ToolSnapshot
+from ..domain import (
+    State,
+    effective_state,
+)
+from ..models import ApprovalRequest
+
+log = logging.getLogger(__name__)
+
+OBJECT_TYPE = "approvals.request"
+
+
+class ApprovalRefused(Exception):
+    """A refused approvals action. `message` is for the person or runtime that tried it; `code` is stable
+    for programs to branch on; `status` is the HTTP status the API answers with."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str,
+        status: int = 409,
+        errors: list[str] | None = None,
+        request: ApprovalRequest | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.status = status
+        self.errors = errors or []
+        self.request = request
+
+    @property
+    def forbidden(self) -> bool:
+        return self.status == 403
+
+
+def tool_domain(tool: ToolSnapshot | Tool) -> str:
+    """The approval domain: the declared policy domain; TUCAN tools declare none, so their category."""
+    return tool.policy_domain or tool.category or tool.module
+
+
+def snapshot(req: ApprovalRequest) -> dict[str, Any]:
+    return {
+        "state": req.state,
+        "tool": f"{req.tool_system}:{req.tool_declared_id}",
+        "tier": req.tier_key,
+        "domain": req.policy_domain,
+    }
+
+
+def decided_message(req: ApprovalRequest, now: datetime) -> tuple[str, str]:
+    """What a second approver (or a late runtime) is told about a request that is no longer pending."""
+    state = effective_state(req.state, req.expires_at, now)
+    who = req.decided_by.get_username() if req.decided_by_id else "?"
+    when = timezone.localtime(req.decided_at).strftime("%Y-%m-%d %H:%M:%S") if req.decided_at else ""
+    if state in (State.APPROVED, State.CONSUMED):
+        return "already-decided", f"already approved by {who} at {when}"
+    if state == State.REJECTED:
+        return "already-decided", f"already rejected by {who} at {when}: {req.decision_reason}"
+    if state == State.EXPIRED:
+        return "expired", f"expired at {timezone.localtime(req.expires_at):%Y-%m-%d %H:%M:%S} without a decision"
+    if state == State.CANCELLED:
+        return "cancelled", "cancelled by the runtime" + (f": {req.cancel_reason}" if req.cancel_reason else "")
+    return "not-pending", f"the request is {state}"
+
+
+def request_by_key(idempotency_key: str) -> ApprovalRequest:
+    return ApprovalRequest.objects.select_related("tool", "decided_by").get(idempotency_key=idempotency_key)
+
+
+def args_from(canonical: str) -> dict[str, Any]:
+    """Stored arguments are the canonical text read back (sorted keys, 2.0 stored as 2)."""
+    return json.loads(canonical)
+
+
+def enqueue(task_name: str, *args: Any) -> None:
+    """Start a notification task after commit. A broker hiccup must never fail the runtime's call,
+    whose row is already committed: log it instead."""
+    from .. import tasks
+
+    try:
+        getattr(tasks, task_name).delay(*args)
+    except Exception:  # any broker failure: the request itself stands
+        log.exception("could not enqueue %s for approval request %s", task_name, args)
+
+
+def notify_soon() -> None:
+    """New requests are announced in batches by the beat task `notify_new` (every few seconds: one mail per
+    domain, not one per request, and no broker round trip on the runtime's call). With no broker there is
+    no beat either, so the batch runs right here, after commit."""
+    if current_app.conf.task_always_eager:
+        enqueue("notify_new")
+
+
+def load_request(request_id: Any) -> ApprovalRequest:
+    req = ApprovalRequest.objects.select_related("tool", "decided_by").filter(pk=request_id).first()
+    if req is None:
+        raise ApprovalRefused(f"no approval request {request_id}", code="not-found", status=404)
+    return req

@@ -1,0 +1,138 @@
+"""The approver's act: approve (optionally with edited arguments) or reject, exactly once."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from catalog.services.audit import Actor, audit_record
+
+from ..domain import (
+    ArgsError,
+    State,
+    args_sha256,
+    canonical_args,
+    effective_state,
+)
+from ..models import ApprovalRequest
+from ..schema import schema_errors
+from ..selectors import is_own_request, may_decide
+from .common import (
+    OBJECT_TYPE,
+    ApprovalRefused,
+    args_from,
+    decided_message,
+    load_request,
+    snapshot,
+)
+
+# --- decide (the approver's act) -------------------------------------------------------------------
+
+
+def approval_decide(
+    *,
+    request_id: Any,
+    approver: Any,
+    decision: str,
+    reason: str = "",
+    approved_args: dict[str, Any] | None = None,
+    bulk: bool = False,
+    now: datetime | None = None,
+) -> ApprovalRequest:
+    """Approve (optionally with edited arguments) or reject one request, exactly once.
+
+    A second approver, or a decision after expiry, gets ApprovalRefused with code `already-decided` /
+    `expired` and the message "already approved by X at T": it is an answer, not an error.
+    """
+    now = now or timezone.now()
+    req = load_request(request_id)
+    if not may_decide(approver, req):
+        raise ApprovalRefused(
+            f"you may not decide requests of domain {req.policy_domain}: that needs the group "
+            f"approver:{req.policy_domain}",
+            code="forbidden",
+            status=403,
+        )
+    if is_own_request(approver, req):
+        raise ApprovalRefused(
+            "you asked for this call (requestedBy); another approver must decide it (four-eyes)",
+            code="own-request",
+            status=403,
+        )
+    if decision not in ("approve", "reject"):
+        raise ApprovalRefused("decision must be approve or reject", code="invalid-decision", status=422)
+    reason = (reason or "").strip()
+    if decision == "reject" and not reason:
+        raise ApprovalRefused(
+            "reason: say why you reject this call (the runtime shows it)", code="reason-required", status=422
+        )
+    if bulk and req.tier_key != "low":
+        raise ApprovalRefused(
+            f"{req.tool_declared_id} is tier {req.tier_key}: no bulk approval; open it and decide it on its own",
+            code="no-bulk-for-tier",
+            status=422,
+        )
+    if effective_state(req.state, req.expires_at, now) != State.PENDING:
+        code, message = decided_message(req, now)
+        raise ApprovalRefused(message, code=code, status=409, request=req)
+
+    fields: dict[str, Any] = {"decided_at": now, "decided_by": approver, "decision_reason": reason}
+    if decision == "approve":
+        final_args = req.proposed_args
+        edited = False
+        if approved_args is not None:
+            try:
+                edited_sha = args_sha256(approved_args)
+            except ArgsError as exc:
+                raise ApprovalRefused(str(exc), code="invalid-args", status=422) from exc
+            if edited_sha != req.proposed_sha256:
+                if not req.tool.input_schema:
+                    raise ApprovalRefused(
+                        f"{req.tool_declared_id} has no input schema, so its arguments cannot be edited here; "
+                        "approve them as proposed or reject with a reason",
+                        code="no-schema",
+                        status=422,
+                    )
+                problems = schema_errors(approved_args, req.tool.input_schema)
+                if problems:
+                    raise ApprovalRefused(
+                        f"the edited arguments do not match the input schema of {req.tool_declared_id}",
+                        code="invalid-args",
+                        status=422,
+                        errors=problems,
+                    )
+                final_args, edited = args_from(canonical_args(approved_args)), True
+        fields.update(
+            state=State.APPROVED.value,
+            approved_args=final_args,
+            approved_sha256=args_sha256(final_args),
+            args_edited=edited,
+            consumable_until=now + timedelta(seconds=settings.APPROVALS_CONSUME_WINDOW_SECONDS),
+        )
+    else:
+        fields.update(state=State.REJECTED.value)
+
+    with transaction.atomic():
+        won = ApprovalRequest.objects.filter(pk=req.pk, state=State.PENDING.value, expires_at__gt=now).update(**fields)
+        if won:
+            after = {k: v for k, v in fields.items() if k not in ("decided_by", "approved_args")}
+            after["decided_by"] = approver.get_username()
+            if fields.get("args_edited"):
+                after.update(proposed_sha256=req.proposed_sha256, approved_args=fields["approved_args"])
+            audit_record(
+                actor=Actor.for_user(approver),
+                action=f"approvals.request.{fields['state']}",
+                object_type=OBJECT_TYPE,
+                object_id=req.pk,
+                before=snapshot(req),
+                after=after,
+            )
+    current = load_request(req.pk)
+    if not won:
+        code, message = decided_message(current, now)
+        raise ApprovalRefused(message, code=code, status=409, request=current)
+    return current

@@ -1,0 +1,102 @@
+"""The runtime's acts on a decided request: consume (once, for the approved hash) and cancel."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from catalog.services.audit import Actor, audit_record
+
+from ..domain import (
+    State,
+    consume_refusal,
+)
+from ..models import ApprovalRequest
+from .common import (
+    OBJECT_TYPE,
+    ApprovalRefused,
+    decided_message,
+    load_request,
+    snapshot,
+)
+
+# --- consume and cancel (the runtime's acts) -------------------------------------------------------
+
+
+def approval_consume(*, request_id: Any, args_sha256: str, via: str, now: datetime | None = None) -> ApprovalRequest:
+    """Spend an approval: once, and only for the arguments approved. Everything else is refused."""
+    now = now or timezone.now()
+    req = load_request(request_id)
+
+    def refusal(r: ApprovalRequest) -> ApprovalRefused | None:
+        found = consume_refusal(
+            state=r.state,
+            expires_at=r.expires_at,
+            consumable_until=r.consumable_until,
+            approved_sha256=r.approved_sha256,
+            presented_sha256=args_sha256,
+            now=now,
+        )
+        return ApprovalRefused(found[1], code=found[0], status=409, request=r) if found else None
+
+    refused = refusal(req)
+    if refused:
+        raise refused
+    with transaction.atomic():
+        won = ApprovalRequest.objects.filter(
+            pk=req.pk, state=State.APPROVED.value, approved_sha256=args_sha256, consumable_until__gt=now
+        ).update(state=State.CONSUMED.value, consumed_at=now)
+        if won:
+            audit_record(
+                actor=Actor.for_token(via),
+                action="approvals.request.consumed",
+                object_type=OBJECT_TYPE,
+                object_id=req.pk,
+                before=snapshot(req),
+                after={"state": State.CONSUMED.value, "args_sha256": args_sha256, "consumed_at": now},
+            )
+    current = load_request(req.pk)
+    if not won:
+        raise refusal(current) or ApprovalRefused("the approval was consumed concurrently", code="already-consumed")
+    return current
+
+
+def approval_cancel(
+    *, request_id: Any, reason: str, via: str, now: datetime | None = None
+) -> tuple[ApprovalRequest, bool]:
+    """Withdraw a request (pending, or approved and not yet consumed). Returns (request, already_cancelled):
+    cancelling twice is an answer, so a retried cancel is safe."""
+    now = now or timezone.now()
+    req = load_request(request_id)
+    if req.state == State.CANCELLED:
+        return req, True
+    reason = (reason or "").strip()
+    with transaction.atomic():
+        won = (
+            ApprovalRequest.objects.filter(pk=req.pk)
+            # A pending request past due is expired, not cancellable; an approved one may still be withdrawn.
+            .filter(Q(state=State.PENDING.value, expires_at__gt=now) | Q(state=State.APPROVED.value))
+            .update(state=State.CANCELLED.value, cancelled_at=now, cancel_reason=reason)
+        )
+        if won:
+            audit_record(
+                actor=Actor.for_token(via),
+                action="approvals.request.cancelled",
+                object_type=OBJECT_TYPE,
+                object_id=req.pk,
+                before=snapshot(req),
+                after={"state": State.CANCELLED.value, "reason": reason},
+            )
+    current = load_request(req.pk)
+    if not won:
+        if current.state == State.CANCELLED:
+            return current, True
+        code, message = decided_message(current, now)
+        if current.state == State.CONSUMED:
+            code, message = "already-consumed", "the approval was already consumed: the call ran; nothing to cancel"
+        raise ApprovalRefused(f"cannot cancel: {message}", code=code, status=409, request=current)
+    return current, False
