@@ -13,13 +13,14 @@ from django.urls import reverse
 from django.utils import timezone
 from ninja import Field, Router, Schema, Status
 
-from .auth import ApprovalsBearer
+from catalog.auth import ScopedBearer
+
 from .domain import State
 from .models import ApprovalRequest
 from .selectors import parse_request_id, request_get, request_state
 from .services import ApprovalRefused, approval_cancel, approval_consume, approval_evaluate
 
-router = Router(tags=["approvals"], auth=ApprovalsBearer("approvals"))
+router = Router(tags=["approvals"], auth=ScopedBearer("approvals"))
 
 
 class ToolOut(Schema):

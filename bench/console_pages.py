@@ -66,7 +66,7 @@ def main() -> None:
     from catalog.admin import ToolAdmin
 
     results: dict[str, list[float]] = {name: [] for name in cases}
-    for name, url in cases.items():
+    for url in cases.values():
         client.get(url)  # warm caches (templates, the lookup index)
     for _ in range(args.requests):
         for name, url in cases.items():  # interleaved, so machine noise hits every case alike
@@ -87,8 +87,10 @@ def main() -> None:
         owner_lookup("getClinicalNotez")
         lookups.append(time.perf_counter() - start)
 
-    print(f"console benchmark: {args.tools} tools, {args.requests} requests per page, database "
-          f"{django.db.connection.vendor}")
+    print(
+        f"console benchmark: {args.tools} tools, {args.requests} requests per page, database "
+        f"{django.db.connection.vendor}"
+    )
     print(f"{'page':<34} {'median ms':>10} {'p90 ms':>8}")
     for name, values in results.items():
         values.sort()

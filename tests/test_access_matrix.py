@@ -79,7 +79,21 @@ def world(db: Any, make_user: Any) -> dict[str, Any]:
         expires_at=timezone.now() + timedelta(days=5),
         granted_by=officer,
     )
+    from approvals.services import approval_evaluate
+
+    approval = approval_evaluate(
+        tool_name="prescribeMedication",
+        profile="clinical-production",
+        dispatch_mode="supervised",
+        run_id="access-matrix",
+        requested_by="dr.house",
+        patient_ref="pat-1",
+        args={},
+        idempotency_key="access-matrix",
+        via="test",
+    ).request
     return {
+        "request_id": approval.pk,
         "system": "condor",
         "number": 1,
         "declared_id": "recordPayment",

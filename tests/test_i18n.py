@@ -34,7 +34,7 @@ def extracted() -> Catalog:
         ("templates/**.html", "condor_admin.babel_extract:extract_django"),
     ]
     catalog = Catalog()
-    for _, lineno, message, comments, context in extract_from_dir(
+    for _, _lineno, message, comments, context in extract_from_dir(
         str(ROOT), method_map, keywords=KEYWORDS, comment_tags=()
     ):
         catalog.add(message, None, [], auto_comments=comments, context=context)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.core.cache import cache
+from django.db.models import Max
 from django.utils import timezone
 from django.utils.http import quote_etag
 
@@ -75,27 +76,12 @@ def bundle(locale: str) -> Bundle | None:
 
 
 def _source_entries() -> tuple[list[SourceEntry], datetime]:
-    entries = []
-    newest = None
+    """Every exportable string, and the time of the newest English change (the catalogs' creation date)."""
+    strings = CardString.objects.order_by("module", "key")
+    newest = strings.aggregate(newest=Max("source_changed_at"))["newest"]
     # values_list, not model instances: an export of thousands of strings is mostly row decoding.
-    for key, module, source, plural, note, slot, max_chars, value_set, code, changed in CardString.objects.order_by(
-        "module", "key"
-    ).values_list(
-        "key",
-        "module",
-        "source",
-        "source_plural",
-        "note",
-        "slot",
-        "max_chars",
-        "value_set",
-        "code",
-        "source_changed_at",
-    ):
-        if never_localize_reason(key):
-            continue
-        entries.append(SourceEntry(key, module, source, plural, note, slot, max_chars, value_set, code))
-        newest = max(newest, changed) if newest else changed
+    fields = ("key", "module", "source", "source_plural", "note", "slot", "max_chars", "value_set", "code")
+    entries = [SourceEntry(*row) for row in strings.values_list(*fields) if not never_localize_reason(row[0])]
     return entries, newest or timezone.now()
 
 
@@ -123,10 +109,10 @@ def export_locale(code: str, *, sources: tuple[list[SourceEntry], datetime] | No
         return None
     entries, created = sources or _source_entries()
     translations = {}
-    newest = None
-    for key, source, plural, forms, state, same, comment, made_from, updated in CardTranslation.objects.filter(
-        locale=loc
-    ).values_list(
+    rows = CardTranslation.objects.filter(locale=loc)
+    # Dated by the newest change: exporting twice without a change gives the same bytes.
+    newest = rows.aggregate(newest=Max("updated_at"))["newest"]
+    for key, source, plural, forms, state, same, comment, made_from in rows.values_list(
         "string__key",
         "string__source",
         "string__source_plural",
@@ -135,7 +121,6 @@ def export_locale(code: str, *, sources: tuple[list[SourceEntry], datetime] | No
         "same_as_source",
         "comment",
         "translated_from",
-        "updated_at",
     ):
         forms_now = [source, plural] if plural else [source]
         translations[key] = TranslationEntry(
@@ -146,6 +131,5 @@ def export_locale(code: str, *, sources: tuple[list[SourceEntry], datetime] | No
             comment=comment,
             previous=list(made_from) if made_from and made_from != forms_now else None,
         )
-        newest = max(newest, updated) if newest else updated
     revision = newest or created
     return write_locale(code, entries, translations, revision=revision, created=created)

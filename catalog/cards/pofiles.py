@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 
 from babel import Locale
 from babel.messages.catalog import Catalog
@@ -118,6 +119,17 @@ def _header(locale: str | None, *, revision: datetime, created: datetime) -> str
     return buffer.getvalue().decode("utf-8")
 
 
+@lru_cache(maxsize=20000)
+def _static(entry: SourceEntry) -> tuple[str, str, bool]:
+    """What an entry says the same way in every locale's catalog (an export writes it ten times): the
+    comments and location, the msgctxt/msgid lines, and whether it has placeholders."""
+    comments = "".join(f"#. {line}\n" for line in _comments(entry)) + f"#: {Module(entry.module).source_file}\n"
+    ids = f"msgctxt {normalize(entry.key, width=0)}\nmsgid {normalize(entry.source, width=0)}\n"
+    if entry.source_plural:
+        ids += f"msgid_plural {normalize(entry.source_plural, width=0)}\n"
+    return comments, ids, bool(PLACEHOLDER_RE.search(entry.source + entry.source_plural))
+
+
 def _entry(
     entry: SourceEntry,
     strings: list[str] | None,
@@ -129,29 +141,24 @@ def _entry(
     """One entry, laid out as Babel's writer does, with Babel's escaping (`normalize`), but comments on one
     line each: no wrapping means the note, the comment and the `#|` English come back exactly as written,
     and export stays fast (textwrap per comment line was most of its time)."""
-    out = []
-    if comment:
-        out.append(f"# {comment}")
-    out += [f"#. {line}" for line in _comments(entry)]
-    out.append(f"#: {Module(entry.module).source_file}")
+    comments, ids, brace = _static(entry)
+    out = [f"# {comment}\n" if comment else "", comments]
     flag_set = set(flags)
-    if PLACEHOLDER_RE.search(entry.source + entry.source_plural):
+    if brace:
         flag_set.add(FLAG_BRACE)
     if flag_set:
-        out.append("#, " + ", ".join(sorted(flag_set)))
+        out.append("#, " + ", ".join(sorted(flag_set)) + "\n")
     if previous:
-        out.append(f"#| msgid {normalize(previous[0], prefix='#| ', width=0)}")
+        out.append(f"#| msgid {normalize(previous[0], prefix='#| ', width=0)}\n")
         if len(previous) > 1:
-            out.append(f"#| msgid_plural {normalize(previous[1], prefix='#| ', width=0)}")
-    out.append(f"msgctxt {normalize(entry.key, width=0)}")
-    out.append(f"msgid {normalize(entry.source, width=0)}")
+            out.append(f"#| msgid_plural {normalize(previous[1], prefix='#| ', width=0)}\n")
+    out.append(ids)
     if entry.source_plural:
-        out.append(f"msgid_plural {normalize(entry.source_plural, width=0)}")
-        for i, text in enumerate(strings or ["", ""]):
-            out.append(f"msgstr[{i}] {normalize(text, width=0)}")
+        out += [f"msgstr[{i}] {normalize(text, width=0)}\n" for i, text in enumerate(strings or ["", ""])]
     else:
-        out.append(f"msgstr {normalize((strings or [''])[0], width=0)}")
-    return "\n".join(out) + "\n\n"
+        out.append(f"msgstr {normalize((strings or [''])[0], width=0)}\n")
+    out.append("\n")
+    return "".join(out)
 
 
 def write_template(entries: Iterable[SourceEntry], *, revision: datetime, created: datetime) -> bytes:

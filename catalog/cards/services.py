@@ -11,6 +11,7 @@ from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from .. import roles
 from ..models import CardFinding, CardLocale, CardString, CardTranslation
@@ -32,7 +33,7 @@ from .pofiles import one_line
 
 
 class CardsRefused(Exception):
-    """A refused card-string action; `message` is for the person who tried it."""
+    """A refused card-string action; `message` is for the person who tried it, in the console's language."""
 
     def __init__(self, message: str, *, forbidden: bool = False):
         super().__init__(message)
@@ -57,13 +58,17 @@ def _snapshot(t: CardTranslation | None) -> dict[str, Any] | None:
 def _string_and_locale(key: str, locale: str) -> tuple[CardString, CardLocale]:
     string = CardString.objects.filter(key=key).first()
     if string is None:
-        raise CardsRefused(f"no card string {key!r}; keys come from the source modules (import the template)")
+        raise CardsRefused(
+            _("no card string %(key)s; keys come from the source modules (import the template)") % {"key": key}
+        )
     reason = never_localize_reason(key)
     if reason:
-        raise CardsRefused(f"{key} is never localized ({reason})")
+        raise CardsRefused(_("%(key)s is never localized (%(reason)s)") % {"key": key, "reason": reason})
     loc = CardLocale.objects.select_related("fallback").filter(code=locale).first()
     if loc is None:
-        raise CardsRefused(f"no locale {locale!r}; add it with manage.py cards_locales --add {locale}")
+        raise CardsRefused(
+            _("no locale %(code)s; add it with manage.py cards_locales --add %(code)s") % {"code": locale}
+        )
     return string, loc
 
 
@@ -74,15 +79,18 @@ def translation_save(
     """A translator's text for one string in one locale. Saving unchanged text of a fuzzy translation
     confirms it is still right (it stops being fuzzy); any change clears an earlier review."""
     if not may_translate(user):
-        raise CardsRefused("only a translator may change card strings", forbidden=True)
+        raise CardsRefused(_("only a translator may change card strings"), forbidden=True)
     string, loc = _string_and_locale(key, locale)
     if loc.code == SOURCE_LOCALE:
         module = Module(string.module).source_file
-        raise CardsRefused(f"English is the source: change it in {module} and import the template")
+        raise CardsRefused(_("English is the source: change it in %(file)s and import the template") % {"file": module})
     expected = plural_spec(loc.code).count if string.plural else 1
     forms = [(f or "").replace("\r\n", "\n").strip() for f in forms]
     if len(forms) != expected:
-        raise CardsRefused(f"{key} needs {expected} form(s) in {loc.code}, not {len(forms)}")
+        raise CardsRefused(
+            _("%(key)s needs %(n)s form(s) in %(code)s, not %(got)s")
+            % {"key": key, "n": expected, "code": loc.code, "got": len(forms)}
+        )
     comment = one_line(comment)
     # Lock the string: two people saving its first text in a locale at once are serialised, and the second
     # updates the row the first created instead of colliding with it.
@@ -132,30 +140,36 @@ def translation_save(
 def translation_review(*, user: Any, key: str, locale: str) -> CardTranslation:
     """A reviewer confirms a translation: never their own, never a fuzzy one, never one with an error."""
     if not may_review(user):
-        raise CardsRefused("only a translator-reviewer may mark translations reviewed", forbidden=True)
+        raise CardsRefused(_("only a translator-reviewer may mark translations reviewed"), forbidden=True)
     string, loc = _string_and_locale(key, locale)
     # Lock the string as a save does; lock only that row (PostgreSQL refuses FOR UPDATE on the nullable side
     # of the reviewer join). Two reviewers at once: the second sees the first's review.
     CardString.objects.select_for_update().filter(pk=string.pk).first()
     t = CardTranslation.objects.select_related("reviewed_by").filter(string=string, locale=loc).first()
     if t is None or t.state == State.UNTRANSLATED:
-        raise CardsRefused(f"{key} has no {loc.code} translation to review")
+        raise CardsRefused(_("%(key)s has no %(code)s translation to review") % {"key": key, "code": loc.code})
     if t.state == State.REVIEWED:
-        who = t.reviewed_by.get_username() if t.reviewed_by else "an import"
-        raise CardsRefused(f"{key} in {loc.code} was already reviewed by {who}")
+        who = t.reviewed_by.get_username() if t.reviewed_by else _("an import")
+        raise CardsRefused(
+            _("%(key)s in %(code)s was already reviewed by %(who)s") % {"key": key, "code": loc.code, "who": who}
+        )
     if t.state == State.FUZZY:
         raise CardsRefused(
-            f"{key} in {loc.code} is fuzzy: the English changed; a translator confirms or fixes it first"
+            _("%(key)s in %(code)s is fuzzy: the English changed; a translator confirms or fixes it first")
+            % {"key": key, "code": loc.code}
         )
     if t.updated_by_id is not None and t.updated_by_id == user.pk:
-        raise CardsRefused(f"you translated {key} in {loc.code}; another reviewer must review it", forbidden=True)
+        raise CardsRefused(
+            _("you translated %(key)s in %(code)s; another reviewer must review it") % {"key": key, "code": loc.code},
+            forbidden=True,
+        )
     errors = list(
         CardFinding.objects.filter(string=string, locale=loc, severity=Severity.ERROR).values_list(
             "check_name", flat=True
         )
     )
     if errors:
-        raise CardsRefused(f"fix the failing check(s) first: {', '.join(errors)}")
+        raise CardsRefused(_("fix the failing check(s) first: %(checks)s") % {"checks": ", ".join(errors)})
     before = _snapshot(t)
     t.state = State.REVIEWED
     t.reviewed_by = user
@@ -183,11 +197,11 @@ def locale_add(*, actor: Actor, code: str, fallback: str | None = None, required
         raise CardsRefused(str(exc)) from exc
     known = base_locales_ensure()
     if code in known:
-        raise CardsRefused(f"locale {code} exists already")
+        raise CardsRefused(_("locale %(code)s exists already") % {"code": code})
     if fallback is None:
         fallback = language_of(code) if language_of(code) in known else SOURCE_LOCALE
     if fallback not in known:
-        raise CardsRefused(f"fallback {fallback}: no such locale; add it first")
+        raise CardsRefused(_("fallback %(code)s: no such locale; add it first") % {"code": fallback})
     loc = CardLocale.objects.create(code=code, fallback=known[fallback], required=required)
     findings_refresh(None, [CardLocale.objects.select_related("fallback").get(pk=loc.pk)])
     cards_version_bump()

@@ -151,7 +151,8 @@ def _back(query: str, key: str, locale: str) -> str:
 def _after_write(request: HttpRequest, form_data: dict[str, Any], *, note: str, error: str | None) -> HttpResponse:
     """htmx: the panel, the changed matrix row and the completion bars, swapped in place. Otherwise: back to
     the matrix with the panel open and a message."""
-    key, locale, back = form_data["key"], form_data["lang"], form_data.get("back") or ""
+    # `back` came from the page: keep only the matrix's own filters from it.
+    key, locale, back = form_data["key"], form_data["lang"], _filter_query(QueryDict(form_data.get("back") or ""))
     if not request.htmx:  # type: ignore[attr-defined]
         if error:
             messages.error(request, error)
@@ -181,7 +182,7 @@ def save_view(request: HttpRequest) -> HttpResponse:
         for name in ("csrfmiddlewaretoken", "intent", "back"):
             params.pop(name, None)
         merged = QueryDict(mutable=True)
-        merged.update(QueryDict(data["back"]))
+        merged.update(QueryDict(_filter_query(QueryDict(data["back"]))))
         merged.setlist("form", texts)
         for name in ("key", "lang", "same_as_source", "comment"):
             if name in params:

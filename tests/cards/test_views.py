@@ -127,6 +127,12 @@ def test_saving_without_javascript_redirects_back_to_the_panel(small: None, tran
     assert CardTranslation.objects.get(string__key="card.medication.title", locale__code="de").forms == ["Arzneimittel"]
 
 
+def test_the_way_back_keeps_only_the_matrix_filters(small: None, translator: Any) -> None:
+    data = {"key": "card.medication.title", "lang": "de", "form": "Medikation", "back": "module=base&next=//evil&x=1"}
+    response = client_for(translator).post("/cards/save", data)
+    assert response["Location"] == "/cards/?module=base&key=card.medication.title&lang=de"
+
+
 def test_check_without_saving_works_without_javascript(small: None, translator: Any) -> None:
     response = client_for(translator).post(
         "/cards/save",
