@@ -28,7 +28,7 @@ BABEL_KEYWORDS := -k gettext_lazy -k pgettext:1c,2 -k npgettext:1c,2,3 -k ngette
 messages: $(STAMP)
 	DJANGO_SETTINGS_MODULE=condor_admin.settings $(VENV)/bin/pybabel -q extract -F babel.cfg $(BABEL_KEYWORDS) \
 		--no-location --sort-output --project "Condor Admin" -o locale/django.pot .
-	$(VENV)/bin/pybabel -q update -D django -i locale/django.pot -d locale --no-fuzzy-matching --ignore-obsolete
+	$(VENV)/bin/pybabel -q update -D django -i locale/django.pot -d locale --no-fuzzy-matching --ignore-obsolete -w 120
 
 run: compilemessages
 	$(PY) manage.py migrate --no-input

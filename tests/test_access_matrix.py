@@ -27,6 +27,7 @@ ROLES: dict[str, tuple[str, ...]] = {
     "on-call": ("on-call",),
     "approver": ("approver", "approver:medication"),
     "translator": ("translator",),
+    "translator-reviewer": ("translator", "translator-reviewer"),
     "catalog-admin": ("catalog-admin",),
     "no-role": (),
 }

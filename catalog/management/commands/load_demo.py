@@ -24,6 +24,7 @@ DEMO_USERS: dict[str, tuple[tuple[str, ...], bool, bool]] = {
     "approver": ((roles.APPROVER, roles.approver_group("medication")), False, False),
     "billing-approver": ((roles.APPROVER, roles.approver_group("billing")), False, False),
     "translator": ((roles.TRANSLATOR,), False, False),
+    "reviewer": ((roles.TRANSLATOR, roles.TRANSLATOR_REVIEWER), False, False),
     "catalog-admin": ((roles.CATALOG_ADMIN,), True, False),
 }
 
