@@ -7,15 +7,13 @@ a stranger to a request's domain gets a 404, not a hint that it exists.
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import wraps
-from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
+from django.http import HttpResponse
 
 from catalog import roles
-from catalog.access import SIGNED_IN, may
+from catalog.access import SIGNED_IN
+from catalog.access import page as console_page
 
 DECIDERS = frozenset({roles.APPROVER, settings.APPROVALS_ESCALATION_GROUP})
 READERS = DECIDERS | {roles.SAFETY_OFFICER}
@@ -33,17 +31,5 @@ PAGE_ACCESS: dict[str, tuple[str, frozenset[str] | str]] = {
 
 
 def page(name: str) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
-    """Sign-in required, then the roles PAGE_ACCESS gives `name`; others get a 403 that says who may."""
-    _, allowed = PAGE_ACCESS[name]
-
-    def decorate(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-        @wraps(view)
-        def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-            if not may(request.user, allowed):
-                who = ", ".join(sorted(allowed)) if isinstance(allowed, frozenset) else allowed
-                return HttpResponseForbidden(f"this page is for: {who}")
-            return view(request, *args, **kwargs)
-
-        return login_required(wrapped)
-
-    return decorate
+    """The console's access decorator, reading this app's registry."""
+    return console_page(name, registry=PAGE_ACCESS)

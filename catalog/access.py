@@ -47,9 +47,12 @@ def may(user: Any, allowed: frozenset[str] | str) -> bool:
     return any(has_role(user, role) for role in allowed)
 
 
-def page(name: str) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
-    """Sign-in required, then the roles PAGE_ACCESS gives `name`; others get a 403 that says who may."""
-    _, allowed = PAGE_ACCESS[name]
+def page(
+    name: str, registry: dict[str, tuple[str, frozenset[str] | str]] | None = None
+) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
+    """Sign-in required, then the roles the registry (this module's PAGE_ACCESS unless another app passes
+    its own) gives `name`; others get a 403 that says who may."""
+    _, allowed = (PAGE_ACCESS if registry is None else registry)[name]
 
     def decorate(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
         @wraps(view)
