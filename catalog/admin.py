@@ -12,7 +12,13 @@ from django.utils import timezone
 from .models import (
     Agent,
     ApiToken,
+    AuditChainHead,
     AuditEvent,
+    CardFinding,
+    CardLocale,
+    CardsState,
+    CardString,
+    CardTranslation,
     CatalogProfile,
     CatalogRevision,
     CatalogState,
@@ -23,6 +29,7 @@ from .models import (
     Team,
     Tool,
     ToolChange,
+    UserPreference,
     Waiver,
 )
 
@@ -172,3 +179,45 @@ class AuditEventAdmin(ReadOnlyAdmin):
     list_display = ("pk", "created_at", "actor", "action", "object_type", "object_id")
     list_filter = ("action",)
     search_fields = ("object_id", "actor")
+
+
+@admin.register(CardLocale)
+class CardLocaleAdmin(ReadOnlyAdmin):
+    list_display = ("code", "fallback", "required")
+
+
+@admin.register(CardString)
+class CardStringAdmin(ReadOnlyAdmin):
+    """Card strings are edited in the translator's workspace (checks, audit events), not here."""
+
+    list_display = ("key", "module", "source")
+    list_filter = ("module",)
+    search_fields = ("key", "source")
+
+
+@admin.register(CardTranslation)
+class CardTranslationAdmin(ReadOnlyAdmin):
+    list_display = ("string", "locale", "state")
+    list_filter = ("state", "locale")
+    list_select_related = ("string", "locale")
+
+
+@admin.register(CardFinding)
+class CardFindingAdmin(ReadOnlyAdmin):
+    list_display = ("string", "locale", "check_name", "severity")
+    list_select_related = ("string", "locale")
+
+
+@admin.register(CardsState)
+class CardsStateAdmin(ReadOnlyAdmin):
+    pass
+
+
+@admin.register(UserPreference)
+class UserPreferenceAdmin(admin.ModelAdmin):
+    list_display = ("user", "language")
+
+
+@admin.register(AuditChainHead)
+class AuditChainHeadAdmin(ReadOnlyAdmin):
+    list_display = ("last_event_id", "last_hash", "count")
