@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from catalog.domain.keys import canonical_key
-from catalog.models import CatalogProfile, CatalogState, Tool
+from catalog.models import CatalogProfile, Tool
+from catalog.selectors import catalog_version
 
 
 @dataclass(frozen=True)
@@ -61,11 +62,6 @@ _current: CatalogIndex | None = None
 _rebuilding = threading.Lock()
 
 
-def _version() -> tuple[Any, ...]:
-    # Revision ids only grow (revisions are never deleted), so the ids name the catalog exactly.
-    return tuple(sorted(CatalogState.objects.values_list("system", "current_revision_id")))
-
-
 def forget() -> None:
     """Drop the index (tests that roll the database back reuse revision ids)."""
     global _current
@@ -89,7 +85,7 @@ def _build(version: tuple[Any, ...]) -> CatalogIndex:
 def catalog_index() -> CatalogIndex:
     """The index of the current catalog: one query when nothing changed, a rebuild when it did."""
     global _current
-    version = _version()
+    version = catalog_version()
     index = _current
     if index is not None and index.version == version:
         return index

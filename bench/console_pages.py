@@ -14,10 +14,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -25,21 +23,18 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from _django import setup_django  # noqa: E402
+
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tools", type=int, default=5000)
     parser.add_argument("--requests", type=int, default=30)
     args = parser.parse_args()
-    tmp = tempfile.mkdtemp(prefix="condor-bench-")
-    os.environ.setdefault("DATABASE_URL", f"sqlite:///{tmp}/bench.sqlite3")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "condor_admin.settings")
-    import django
-
-    django.setup()
+    setup_django()
     from django.conf import settings
     from django.contrib.auth import get_user_model
-    from django.core.management import call_command
+    from django.db import connection
     from django.test import Client
     from import_catalog import make_manifest
 
@@ -47,7 +42,6 @@ def main() -> None:
     from catalog.services.imports import catalog_import
 
     settings.ALLOWED_HOSTS = ["*"]
-    call_command("migrate", verbosity=0)
     catalog_import(raw=json.dumps(make_manifest(args.tools)).encode(), via="bench")
     admin = get_user_model().objects.create_superuser("bench", password="bench-pass-123")
     client = Client()
@@ -87,10 +81,7 @@ def main() -> None:
         owner_lookup("getClinicalNotez")
         lookups.append(time.perf_counter() - start)
 
-    print(
-        f"console benchmark: {args.tools} tools, {args.requests} requests per page, database "
-        f"{django.db.connection.vendor}"
-    )
+    print(f"console benchmark: {args.tools} tools, {args.requests} requests per page, database {connection.vendor}")
     print(f"{'page':<34} {'median ms':>10} {'p90 ms':>8}")
     for name, values in results.items():
         values.sort()

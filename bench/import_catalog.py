@@ -16,16 +16,17 @@ from __future__ import annotations
 import argparse
 import copy
 import json
-import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from _django import setup_django  # noqa: E402
 
 MODULES = ["medication", "appointment", "note", "billing", "document", "lab", "vitals", "patient", "cards", "allergy"]
 
@@ -90,20 +91,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
 
-    tmp = tempfile.mkdtemp(prefix="condor-bench-")
-    os.environ.setdefault("DATABASE_URL", f"sqlite:///{tmp}/bench.sqlite3")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "condor_admin.settings")
-    import django
-
-    django.setup()
-    from django.core.management import call_command
+    setup_django()
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
     from catalog.models import CatalogRevision, CatalogState, Tool, ToolChange
     from catalog.services.imports import catalog_import
 
-    call_command("migrate", verbosity=0)
     manifest = make_manifest(args.tools)
     raw = json.dumps(manifest).encode()
     rebytes = copy.deepcopy(manifest)

@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
-import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -23,6 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
+
+from _django import setup_django  # noqa: E402
 
 
 def make_tucan_manifest(n: int) -> dict[str, object]:
@@ -56,18 +56,11 @@ def main() -> None:
     parser.add_argument("--tools", type=int, default=5000)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    tmp = tempfile.mkdtemp(prefix="condor-bench-")
-    os.environ.setdefault("DATABASE_URL", f"sqlite:///{tmp}/bench.sqlite3")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "condor_admin.settings")
-    import django
-
-    django.setup()
-    from django.core.management import call_command
+    setup_django()
     from import_catalog import make_manifest
 
     from catalog.services.imports import catalog_import
 
-    call_command("migrate", verbosity=0)
     catalog_import(raw=json.dumps(make_manifest(args.tools)).encode(), via="bench")
     catalog_import(raw=json.dumps(make_tucan_manifest(args.tools)).encode(), via="bench")
     for system in ("condor", "tucan"):

@@ -14,6 +14,7 @@ from django.utils.translation import gettext_lazy as _
 
 from .domain.budget import ManifestLine, candidate_manifest_line
 from .domain.keys import canonical_key
+from .domain.metadata import metadata_v2
 from .domain.profiles import is_plan_eligible
 from .domain.vocabulary import ReviewState
 from .models import (
@@ -26,6 +27,8 @@ from .models import (
     Tool,
     ToolChange,
 )
+from .selectors import UNOWNED
+from .services.findings import descriptor_of
 
 # Sort keys the catalog accepts (the URL names them; a leading "-" sorts descending).
 SORTS: dict[str, tuple[str, ...]] = {
@@ -115,7 +118,7 @@ def catalog_tools(filters: CatalogFilters) -> QuerySet[Tool]:
         value = getattr(f, name)
         if value:
             qs = qs.filter(**{column: value})
-    if f.owner == "-":
+    if f.owner == UNOWNED:
         qs = qs.filter(owner__isnull=True)
     elif f.owner:
         qs = qs.filter(owner__slug=f.owner)
@@ -169,6 +172,7 @@ class ToolPage:
     agents: list[Agent]
     changes: list[ToolChange]
     spellings: list[tuple[Any, str]] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)  # CondorToolMetadataV2, the derived projection
 
 
 def tool_page(system: str, declared_id: str) -> ToolPage:
@@ -205,7 +209,8 @@ def tool_page(system: str, declared_id: str) -> ToolPage:
         (_("LLM name"), tool.llm_name),
         *[(_("alias"), alias) for alias in tool.aliases or []],
     ]
-    return ToolPage(tool, line, eligibility, agents, changes, spellings)
+    metadata = metadata_v2(descriptor_of(tool), owner_team=tool.owner.slug if tool.owner else None)
+    return ToolPage(tool, line, eligibility, agents, changes, spellings, metadata)
 
 
 # --- teams ---------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from django.utils.translation import gettext_lazy as _
 from .domain.rules import RULES
 from .domain.vocabulary import Availability, Plane, PolicyClass, RetryClass, System
 from .models import RevisionReview, Severity, Waiver
+from .selectors import UNOWNED
 
 
 class FindingFilterForm(forms.Form):
@@ -80,7 +81,7 @@ class CatalogFilterForm(forms.Form):
     def __init__(self, *args: Any, facets: dict[str, list[str]], sorts: list[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["module"].choices = [("", _("any"))] + [(m, m) for m in facets["modules"]]
-        self.fields["owner"].choices = [("", _("any")), ("-", _("unowned"))] + [(t, t) for t in facets["teams"]]
+        self.fields["owner"].choices = [("", _("any")), (UNOWNED, _("unowned"))] + [(t, t) for t in facets["teams"]]
         self.fields["profile"].choices = [("", _("—"))] + [(p, p) for p in facets["profiles"]]
         self.fields["sort"].choices = [("", "")] + [(s, s) for s in sorts] + [(f"-{s}", f"-{s}") for s in sorts]
 

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from rapidfuzz import fuzz, process
 
 from .domain.keys import canonical_key
-from .models import CatalogState, Tool
+from .models import Tool
+from .selectors import catalog_version
 
 MIN_SCORE = 60.0
 
@@ -44,12 +45,7 @@ _index: _Index | None = None
 
 def _current_index() -> _Index:
     global _index
-    # The revision's creation time is part of the version: ids alone can repeat after a rollback.
-    version = tuple(
-        CatalogState.objects.order_by("system").values_list(
-            "system", "current_revision_id", "current_revision__created_at"
-        )
-    )
+    version = catalog_version()
     with _lock:
         if _index is not None and _index.version == version:
             return _index

@@ -10,6 +10,22 @@ from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
 from .domain.vocabulary import Plane
 from .models import CatalogRevision, CatalogState, Finding, RevisionReview, Tool, ToolChange, Waiver
 
+# The owner filter's value for tools no ownership rule covers (catalog, findings, API: one spelling).
+UNOWNED = "-"
+
+
+def catalog_version() -> tuple[tuple[object, ...], ...]:
+    """What names the live catalog exactly: each system's current revision. One small query.
+
+    In-process caches of the catalog (owner lookup, the approvals gate) rebuild when it changes. The
+    revision's creation time is part of it because ids alone can repeat after a test's rollback.
+    """
+    return tuple(
+        CatalogState.objects.order_by("system").values_list(
+            "system", "current_revision_id", "current_revision__created_at"
+        )
+    )
+
 
 @dataclass(frozen=True)
 class SystemSummary:
@@ -95,9 +111,6 @@ def findings_list(
     elif waived is False:
         qs = qs.filter(waived_until__isnull=True)
     return qs.order_by("severity", "rule", "system", "tool__declared_id")
-
-
-UNOWNED = "-"
 
 
 def finding_counts_per_rule(*, system: str | None = None, now: datetime | None = None) -> list[dict[str, object]]:

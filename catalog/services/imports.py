@@ -341,10 +341,11 @@ def _stored_sections(system: str, manifest_team_ids: list[str]) -> dict[str, Any
 
 def _config_changes(manifest: Manifest, latest: CatalogRevision | None) -> dict[str, Any]:
     new = _config_sections(manifest)
-    old = _stored_sections(manifest.system, [t.id for t in manifest.teams])
-    old["baselineCount"] = latest.baseline_count if latest else None
-    if latest is None:
-        old = {k: ([] if k != "baselineCount" else None) for k in new}
+    if latest is None:  # a system's first import declares every section
+        old: dict[str, Any] = {k: ([] if k != "baselineCount" else None) for k in new}
+    else:
+        old = _stored_sections(manifest.system, [t.id for t in manifest.teams])
+        old["baselineCount"] = latest.baseline_count
     return {k: {"old": old[k], "new": new[k]} for k in new if old[k] != new[k]}
 
 

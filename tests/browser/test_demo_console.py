@@ -110,6 +110,7 @@ def test_switch_to_german(live_server: Any, demo_loaded: None, page: Any, screen
 def test_every_page_in_english(live_server: Any, demo_loaded: None, page: Any, screenshot: Any) -> None:
     sign_in(page, live_server.url, "safety")
     for path, name in (("/teams/", "teams-en"), ("/teams/billing/", "team-en"), ("/revisions/", "revisions-en")):
-        page.goto(live_server.url + path)
+        response = page.goto(live_server.url + path)
+        assert response is not None and response.status == 200, path
         assert page.locator("h1").count() == 1
         screenshot(name)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 from typing import Any
@@ -99,6 +100,8 @@ def test_tool_page_shows_declared_beside_effective(demo: None, oncall: Client) -
     assert "record.payment" in body  # canonical key among the spellings
     assert "retry-declared-on-mutating" in body
     assert "r1" in body  # revision history
+    metadata = html.unescape(body.split("Metadata V2")[1].split("</pre>")[0])
+    assert "'retry': {'declared': 'transient', 'effective': 'none'}" in metadata
 
 
 def test_tool_page_of_a_tucan_tool_lists_agents_and_llm_name(demo: None, oncall: Client) -> None:
