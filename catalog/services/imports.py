@@ -26,6 +26,7 @@ from ..models import (
     Tool,
     ToolChange,
 )
+from ..rag.text import embedding_text, text_sha256
 from .audit import Actor, audit_record
 from .findings import findings_store, lint_view_from_manifest
 
@@ -67,6 +68,7 @@ def derived_fields(descriptor: Descriptor, owner_rule: OwnershipRule | None) -> 
         ),
         "owner_id": owner_rule.team_id if owner_rule else None,
         "owner_rule_id": owner_rule.pk if owner_rule else None,
+        "rag_text_sha256": text_sha256(embedding_text(d.rag_description, d.rag_keywords)),
     }
 
 
@@ -201,6 +203,7 @@ def _import_locked(*, raw: bytes, via: str, imported_by: AbstractBaseUser | None
             [
                 *DECLARED_FIELDS,
                 "content_hash",
+                "rag_text_sha256",
                 "canonical_key",
                 "llm_name",
                 "is_mutating",
