@@ -53,6 +53,9 @@ class LintCatalog:
     forced_floors: list[ForcedFloor] = field(default_factory=list)
     agents: list[Agent] = field(default_factory=list)
     baseline_count: int | None = None
+    # (a, b, cosine) of tools whose embedded texts are near-duplicates (catalog.rag.siblings computes them
+    # from stored vectors; empty until the worker has embedded the catalog).
+    sibling_pairs: list[tuple[str, str, float]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -404,6 +407,26 @@ def _count_drift(catalog: LintCatalog) -> Iterator[Finding]:
             live=live,
             baseline=catalog.baseline_count,
         )
+
+
+@rule("sibling-near-duplicate", Severity.WARNING, "Tool-RAG cannot tell two sibling tools apart")
+def _sibling_near_duplicate(catalog: LintCatalog) -> Iterator[Finding]:
+    # Seed: "ragKeywords must distinguish siblings. Identical ragDescription + ragKeywords produces identical
+    # embeddings" — retrieval then picks between them by chance.
+    by_id = {d.declared_id: d for d, _ in _each(catalog)}
+    for a, b, cosine in catalog.sibling_pairs:
+        for this, other in ((a, b), (b, a)):
+            if this in by_id:
+                yield _finding(
+                    "sibling-near-duplicate",
+                    by_id[this],
+                    f"{this}'s embedded ragDescription + ragKeywords are a near-duplicate of {other}'s "
+                    f"(cosine {cosine:.3f}): tool-RAG cannot tell them apart. Add anti-synonyms "
+                    f"(\"DO NOT USE WHEN: …use {other}\") or keywords only this tool owns, or a distinguishing "
+                    "suffix in the description.",
+                    other=other,
+                    cosine=cosine,
+                )
 
 
 # The seed's two hard rules: no waiver may ever silence them (the database refuses one too).

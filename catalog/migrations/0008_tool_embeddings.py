@@ -7,12 +7,12 @@ from django.db import migrations, models
 
 def backfill_rag_text_sha256(apps, schema_editor):
     """Tools imported before this column existed get the hash of the text they will be embedded by."""
-    from catalog.rag.text import embedding_text, text_sha256
+    from catalog.rag.text import rag_text_hash
 
     Tool = apps.get_model("catalog", "Tool")
     batch = []
     for tool in Tool.objects.only("pk", "rag_description", "rag_keywords").iterator(chunk_size=1000):
-        tool.rag_text_sha256 = text_sha256(embedding_text(tool.rag_description, tool.rag_keywords))
+        tool.rag_text_sha256 = rag_text_hash(tool.rag_description, tool.rag_keywords)
         batch.append(tool)
     Tool.objects.bulk_update(batch, ["rag_text_sha256"], batch_size=1000)
 

@@ -96,7 +96,10 @@ class HttpEmbedder:
         if not url:
             raise EmbedderError("CONDOR_EMBEDDER=http needs CONDOR_EMBEDDER_URL (e.g. http://127.0.0.1:8080)")
         base = url.rstrip("/")
-        self.endpoint = base if base.endswith("/embeddings") else base + ("/embeddings" if base.endswith("/v1") else "/v1/embeddings")
+        if base.endswith("/embeddings"):
+            self.endpoint = base
+        else:
+            self.endpoint = base + ("/embeddings" if base.endswith("/v1") else "/v1/embeddings")
         self.model, self.api_key, self.timeout = model, api_key, timeout
         self.model_id = f"http:{model or 'default'}"
 

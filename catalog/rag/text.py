@@ -19,3 +19,9 @@ def embedding_text(rag_description: str, rag_keywords: Mapping[str, Sequence[str
 
 def text_sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def rag_text_hash(rag_description: str, rag_keywords: Mapping[str, Sequence[str]] | None) -> str:
+    """The hash stored on a tool; "" for a tool with nothing to embed (it is never a retrieval candidate)."""
+    text = embedding_text(rag_description, rag_keywords)
+    return text_sha256(text) if text else ""

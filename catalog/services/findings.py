@@ -17,8 +17,11 @@ def descriptor_of(tool: Tool) -> Descriptor:
     return Descriptor(declared_id=tool.declared_id, **{name: getattr(tool, name) for name in DECLARED_FIELDS})
 
 
-def lint_view_from_manifest(manifest: Manifest, owners: Mapping[str, str | None]) -> rules.LintCatalog:
-    """The view of a catalog as a manifest declares it (owners derived by the caller)."""
+def lint_view_from_manifest(
+    manifest: Manifest, owners: Mapping[str, str | None], sibling_pairs: list[tuple[str, str, float]] | None = None
+) -> rules.LintCatalog:
+    """The view of a catalog as a manifest declares it (owners derived by the caller; sibling pairs from the
+    vectors that still match their tool's text)."""
     return rules.LintCatalog(
         system=manifest.system,
         tools=[rules.LintTool(d, owners.get(d.declared_id)) for d in manifest.tools],
@@ -26,6 +29,7 @@ def lint_view_from_manifest(manifest: Manifest, owners: Mapping[str, str | None]
         forced_floors=manifest.forced_floors,
         agents=manifest.agents,
         baseline_count=manifest.baseline_count,
+        sibling_pairs=sibling_pairs or [],
     )
 
 
@@ -39,7 +43,9 @@ def _all_profiles(manifest: Manifest) -> list[ProfileSpec]:
 
 
 def lint_view_from_db(system: str) -> rules.LintCatalog:
-    """The stored live catalog of a system: four queries whatever its size."""
+    """The stored live catalog of a system: six queries whatever its size."""
+    from ..rag.siblings_store import sibling_pairs_for
+
     tools = Tool.objects.filter(system=system).live().select_related("owner").order_by("declared_id")
     state = CatalogState.objects.select_related("current_revision").filter(system=system).first()
     revision = state.current_revision if state else None
@@ -50,6 +56,7 @@ def lint_view_from_db(system: str) -> rules.LintCatalog:
         forced_floors=[FloorSpec(f.slug, f.trigger, f.tool_ids) for f in ForcedFloor.objects.filter(system=system)],
         agents=[AgentSpec(a.slug, a.categories) for a in Agent.objects.filter(system=system)],
         baseline_count=revision.baseline_count if revision else None,
+        sibling_pairs=sibling_pairs_for(system),
     )
 
 

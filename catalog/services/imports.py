@@ -26,7 +26,9 @@ from ..models import (
     Tool,
     ToolChange,
 )
-from ..rag.text import embedding_text, text_sha256
+from ..rag.siblings_store import sibling_pairs_for
+from ..rag.text import rag_text_hash
+from ..rag.vectors import embeddings_enqueue, tools_needing_vectors
 from .audit import Actor, audit_record
 from .findings import findings_store, lint_view_from_manifest
 
@@ -68,7 +70,7 @@ def derived_fields(descriptor: Descriptor, owner_rule: OwnershipRule | None) -> 
         ),
         "owner_id": owner_rule.team_id if owner_rule else None,
         "owner_rule_id": owner_rule.pk if owner_rule else None,
-        "rag_text_sha256": text_sha256(embedding_text(d.rag_description, d.rag_keywords)),
+        "rag_text_sha256": rag_text_hash(d.rag_description, d.rag_keywords),
     }
 
 
@@ -245,7 +247,8 @@ def _import_locked(*, raw: bytes, via: str, imported_by: AbstractBaseUser | None
         owners[d.declared_id] = team_slugs[rule.team_id] if rule else None
     tool_pks = {t.declared_id: t.pk for t in created}
     tool_pks.update({t.declared_id: t.pk for t in existing.values()})
-    findings_store(view=lint_view_from_manifest(manifest, owners), revision=revision, tool_pks=tool_pks)
+    view = lint_view_from_manifest(manifest, owners, sibling_pairs_for(system))
+    findings_store(view=view, revision=revision, tool_pks=tool_pks)
 
     state.current_revision = revision
     state.save(update_fields=["current_revision"])
@@ -266,6 +269,8 @@ def _import_locked(*, raw: bytes, via: str, imported_by: AbstractBaseUser | None
             "review_state": revision.review_state,
         },
     )
+    # New or changed embedded texts (and anything still missing a vector) go to the worker after commit.
+    embeddings_enqueue(tools_needing_vectors(system=system))
     return result
 
 

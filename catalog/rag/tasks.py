@@ -1,0 +1,47 @@
+"""Embedding tasks. They take ids, re-read the current text, and are safe to run twice.
+
+acks_late + reject_on_worker_lost: a worker killed mid-batch leaves the message to be redelivered; and the
+beat sweep re-queues anything still missing or stale, so a lost message heals by itself too.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from celery import shared_task
+
+from .embedders import EmbedderError
+
+log = logging.getLogger(__name__)
+
+
+@shared_task(
+    acks_late=True,
+    reject_on_worker_lost=True,
+    autoretry_for=(EmbedderError,),
+    retry_backoff=2,
+    retry_backoff_max=300,
+    retry_jitter=True,
+    max_retries=8,
+)
+def embed_tools(tool_ids: list[int]) -> int:
+    from .siblings_store import sibling_findings_refresh
+    from .vectors import embeddings_refresh
+
+    result = embeddings_refresh(tool_ids)
+    for system in sorted(result.systems):
+        sibling_findings_refresh(system)
+    return len(result.embedded)
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True)
+def sweep_embeddings() -> int:
+    """Queue every live tool whose vector is missing or stale (a lost message, a killed worker, a new model)."""
+    from .vectors import batches, tools_needing_vectors
+
+    ids = tools_needing_vectors()
+    for chunk in batches(ids):
+        embed_tools.delay(chunk)
+    if ids:
+        log.info("embedding sweep queued %d tool(s)", len(ids))
+    return len(ids)
