@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from csp.decorators import csp_update
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
+from django.urls import URLPattern
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 
@@ -10,17 +16,51 @@ from approvals.api import router as approvals_router
 from catalog.api import router as catalog_router
 from catalog.cards.api import router as cards_router
 from catalog.owners_api import router as owners_router
+from catalog.rag.api import router as rag_router
 
-api = NinjaAPI(
+
+class CondorAPI(NinjaAPI):
+    """Ninja answers a method an operation lacks with a plain-text 405 before any exception handler runs;
+    ours says what was wrong in JSON, as every other refusal does."""
+
+    @property
+    def urls(self) -> Any:
+        patterns, app_name, namespace = super().urls
+        for pattern in patterns:
+            if isinstance(pattern, URLPattern):
+                pattern.callback = _json_not_allowed(pattern.callback)
+        return patterns, app_name, namespace
+
+
+def _json_not_allowed(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    @wraps(view)  # keeps ninja's csrf_exempt
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        response = view(request, *args, **kwargs)
+        if isinstance(response, HttpResponseNotAllowed):
+            allowed = response["Allow"]
+            response = api.create_response(
+                request, {"detail": f"method {request.method} not allowed here; use {allowed}"}, status=405
+            )
+            response["Allow"] = allowed
+        return response
+
+    return wrapped
+
+
+api = CondorAPI(
     title="Condor Admin API",
     version="1",
     description="The runtime's API: catalog manifests, approvals, tool-RAG, card strings.",
     urls_namespace="api",
+    # Swagger UI is served from ninja's static files (no CDN, no inline script); its icons are data: SVGs,
+    # so the docs page alone may load data: images. Everything else keeps the site-wide policy.
+    docs_decorator=csp_update({"img-src": ["data:"]}),
 )
 api.add_router("/catalog", catalog_router)
 api.add_router("/owners", owners_router)
 api.add_router("/approvals", approvals_router)
 api.add_router("/cards", cards_router)
+api.add_router("/rag", rag_router)
 
 
 @api.exception_handler(AuthenticationError)

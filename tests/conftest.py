@@ -186,3 +186,41 @@ def make_user(db: Any) -> Callable[..., Any]:
         return user
 
     return make
+
+
+class _MemoEmbedder:
+    """The configured (real) embedder, remembering each text's vector for the session: tests import the demo
+    catalog many times, and every import would otherwise embed the same 431 texts again."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.model_id = inner.model_id
+        self.memo: dict[str, Any] = {}
+
+    def embed(self, texts: Any) -> Any:
+        import numpy as np
+
+        todo = [t for t in dict.fromkeys(texts) if t not in self.memo]
+        if todo:
+            for text, vector in zip(todo, self.inner.embed(todo), strict=True):
+                self.memo[text] = vector
+        if not texts:
+            return self.inner.embed(texts)
+        return np.vstack([self.memo[t] for t in texts])
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _session_embedder() -> Any:
+    from catalog.rag import embedders
+
+    built: dict[tuple[Any, ...], _MemoEmbedder] = {}
+    real = embedders._cached
+
+    def cached(*key: Any) -> _MemoEmbedder:
+        if key not in built:
+            built[key] = _MemoEmbedder(real(*key))
+        return built[key]
+
+    embedders._cached = cached  # type: ignore[assignment]
+    yield
+    embedders._cached = real  # type: ignore[assignment]

@@ -1,0 +1,116 @@
+"""POST /api/v1/rag/resolve — the runtime's one resolution entry point: prompt + profile → snapshot."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest
+from ninja import Field, Router, Schema, Status
+
+from ..auth import ScopedBearer
+from .embedders import EmbedderError
+from .resolve import ResolveError, Snapshot, rag_resolve, why_not
+
+router = Router(tags=["rag"], auth=ScopedBearer("rag"))
+
+
+class ResolveIn(Schema):
+    prompt: str = Field(min_length=1, max_length=4000, description="the user's turn, as typed")
+    profile: str = Field(min_length=1, max_length=100, description="the catalog profile of the run")
+    attachments: bool = Field(False, description="the turn carries files (the attachments floor)")
+    multiEntityIntake: bool = Field(False, description="a multi-entity clinical intake (the intake floor)")  # noqa: N815
+    topK: int | None = Field(None, ge=1, le=50, description="RAG hits to keep (default from settings)")  # noqa: N815
+    byteBudget: int | None = Field(None, ge=0, le=1_000_000, description="bytes of candidate manifest lines")  # noqa: N815
+    system: str | None = Field(None, max_length=10, description="default: the profile's system")
+    whyNot: list[str] = Field(default_factory=list, max_length=20, description="tool ids to explain")  # noqa: N815
+
+
+class CandidateOut(Schema):
+    toolId: str  # noqa: N815
+    declaredId: str  # noqa: N815
+    activationReasons: list[str]  # noqa: N815
+    score: float | None
+    rank: int | None
+    manifestLine: str  # noqa: N815
+    manifestBytes: int  # noqa: N815
+
+
+class ShedOut(Schema):
+    toolId: str  # noqa: N815
+    activationReasons: list[str]  # noqa: N815
+    rank: int | None
+
+
+class DroppedOut(Schema):
+    toolId: str  # noqa: N815
+    reason: str
+
+
+class ResolveOut(Schema):
+    candidateSetId: str  # noqa: N815
+    source: str
+    model: str
+    system: str
+    profile: str
+    toolIds: list[str]  # noqa: N815
+    ragDescriptions: dict[str, str]  # noqa: N815
+    activationReasons: dict[str, list[str]]  # noqa: N815
+    candidates: list[CandidateOut]
+    totalBytes: int  # noqa: N815
+    byteBudget: int | None  # noqa: N815
+    shed: list[ShedOut]
+    dropped: list[DroppedOut]
+    whyNot: dict[str, str]  # noqa: N815
+
+
+class ErrorOut(Schema):
+    detail: str
+
+
+def snapshot_out(snapshot: Snapshot, explain: list[str]) -> dict[str, Any]:
+    return {
+        "candidateSetId": snapshot.candidate_set_id,
+        "source": snapshot.source,
+        "model": snapshot.model_id,
+        "system": snapshot.system,
+        "profile": snapshot.profile,
+        "toolIds": snapshot.tool_ids,
+        "ragDescriptions": snapshot.rag_descriptions,
+        "activationReasons": snapshot.activation_reasons,
+        "candidates": [
+            {
+                "toolId": c.key,
+                "declaredId": c.declared_id,
+                "activationReasons": c.reasons,
+                "score": c.score,
+                "rank": c.rank,
+                "manifestLine": snapshot.manifest_lines[c.key],
+                "manifestBytes": snapshot.manifest_bytes[c.key],
+            }
+            for c in snapshot.candidates
+        ],
+        "totalBytes": snapshot.total_bytes,
+        "byteBudget": snapshot.byte_budget,
+        "shed": [{"toolId": c.key, "activationReasons": c.reasons, "rank": c.rank} for c in snapshot.shed],
+        "dropped": snapshot.dropped,
+        "whyNot": {tool: why_not(snapshot, tool) for tool in explain},
+    }
+
+
+@router.post("/resolve", response={200: ResolveOut, 422: ErrorOut, 503: ErrorOut})
+def resolve(request: HttpRequest, payload: ResolveIn) -> Any:
+    try:
+        snapshot = rag_resolve(
+            prompt=payload.prompt,
+            profile=payload.profile,
+            attachments=payload.attachments,
+            multi_entity_intake=payload.multiEntityIntake,
+            top_k=payload.topK,
+            byte_budget=payload.byteBudget,
+            system=payload.system,
+        )
+    except ResolveError as exc:
+        return Status(422, {"detail": str(exc)})
+    except EmbedderError as exc:
+        return Status(503, {"detail": f"the embedder is unavailable: {exc}"})
+    return snapshot_out(snapshot, payload.whyNot)

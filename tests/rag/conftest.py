@@ -1,0 +1,65 @@
+"""The demo catalog with its vectors, and an embedder that counts what it was asked to embed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from catalog.rag import embedders
+from catalog.rag.vectors import embeddable_tools, embeddings_refresh
+from catalog.services.imports import catalog_import
+
+DEMO = Path(__file__).resolve().parents[2] / "catalog" / "demo"
+
+
+class CountingEmbedder:
+    """The configured (real) embedder, counting calls and texts: the tests assert what was re-embedded."""
+
+    def __init__(self, inner: embedders.Embedder) -> None:
+        self.inner = inner
+        self.model_id = inner.model_id
+        self.calls: list[list[str]] = []
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls.append(list(texts))
+        return self.inner.embed(texts)
+
+    @property
+    def texts(self) -> int:
+        return sum(len(c) for c in self.calls)
+
+
+@pytest.fixture
+def counting_embedder(monkeypatch: pytest.MonkeyPatch) -> CountingEmbedder:
+    counter = CountingEmbedder(embedders.get_embedder())
+    monkeypatch.setattr(embedders, "get_embedder", lambda: counter)
+    monkeypatch.setattr("catalog.rag.vectors.get_embedder", lambda: counter)
+    monkeypatch.setattr("catalog.rag.resolve.get_embedder", lambda: counter)
+    return counter
+
+
+@pytest.fixture(autouse=True)
+def _in_process_celery() -> Iterator[None]:
+    """Tasks run in-process after commit here, even when REDIS_URL names a real broker (the real worker has
+    its own test)."""
+    from condor_admin.celery import app
+
+    saved = app.conf.task_always_eager, app.conf.task_eager_propagates
+    app.conf.task_always_eager, app.conf.task_eager_propagates = True, True
+    yield
+    app.conf.task_always_eager, app.conf.task_eager_propagates = saved
+
+
+def import_demo() -> None:
+    for name in ("condor.json", "tucan.json"):
+        catalog_import(raw=(DEMO / name).read_bytes(), via="test")
+
+
+@pytest.fixture
+def demo_embedded(db: Any) -> None:
+    import_demo()
+    embeddings_refresh(list(embeddable_tools().values_list("pk", flat=True)))
