@@ -14,6 +14,9 @@ from . import roles
 from .permissions import has_role
 
 SIGNED_IN = "signed-in"
+# Superusers hold no role implicitly (sign-off is a person's role), but an entry may admit them by listing
+# SUPERUSER among its roles: the break-glass account must be able to manage service tokens.
+SUPERUSER = "superuser"
 
 # url name → (HTTP method the page answers, roles allowed; SIGNED_IN means every signed-in person)
 PAGE_ACCESS: dict[str, tuple[str, frozenset[str] | str]] = {
@@ -38,12 +41,18 @@ PAGE_ACCESS: dict[str, tuple[str, frozenset[str] | str]] = {
     "cards:export": ("GET", SIGNED_IN),
     "cards:save": ("POST", frozenset({roles.TRANSLATOR, roles.TRANSLATOR_REVIEWER})),
     "cards:review": ("POST", frozenset({roles.TRANSLATOR_REVIEWER})),
+    # Service API tokens: catalog admins (and superusers) issue, scope, expire and revoke them.
+    "api-tokens": ("GET", frozenset({roles.CATALOG_ADMIN, SUPERUSER})),
+    "api-token-create": ("POST", frozenset({roles.CATALOG_ADMIN, SUPERUSER})),
+    "api-token-revoke": ("POST", frozenset({roles.CATALOG_ADMIN, SUPERUSER})),
 }
 
 
 def may(user: Any, allowed: frozenset[str] | str) -> bool:
     if allowed == SIGNED_IN:
         return bool(user.is_authenticated)
+    if SUPERUSER in allowed and user.is_authenticated and user.is_superuser:
+        return True
     return any(has_role(user, role) for role in allowed)
 
 

@@ -1,13 +1,12 @@
 """Django admin for raw maintenance. Declared and derived fields are read-only: the manifest is their
-source and the derivations compute the rest; only API tokens can be revoked here."""
+source and the derivations compute the rest; only API tokens can be revoked here (audited, via the service)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.http import HttpRequest
-from django.utils import timezone
 
 from .models import (
     Agent,
@@ -32,6 +31,7 @@ from .models import (
     UserPreference,
     Waiver,
 )
+from .services.tokens import TokenRefused, api_token_revoke
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -140,15 +140,30 @@ class CatalogStateAdmin(ReadOnlyAdmin):
 @admin.register(ApiToken)
 class ApiTokenAdmin(admin.ModelAdmin):
     list_display = ("name", "prefix", "scopes", "created_at", "expires_at", "revoked_at", "last_used_at")
-    readonly_fields = ("name", "prefix", "token_hash", "scopes", "created_at", "last_used_at", "revoked_at")
+    readonly_fields = (
+        "name",
+        "prefix",
+        "token_hash",
+        "scopes",
+        "created_at",
+        "expires_at",
+        "last_used_at",
+        "revoked_at",
+    )
     actions = ["revoke"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
-        return False  # tokens are created with manage.py create_api_token (shown once)
+        return False  # tokens are issued on the console's API tokens page (or manage.py create_api_token)
 
     @admin.action(description="Revoke selected tokens")
     def revoke(self, request: HttpRequest, queryset: Any) -> None:
-        queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+        # Through the service, so each revocation is audited like one made on the console's page.
+        for pk in queryset.filter(revoked_at__isnull=True).values_list("pk", flat=True):
+            try:
+                api_token_revoke(token_id=pk, revoked_by=request.user)
+            except TokenRefused as exc:
+                self.message_user(request, exc.message, level=messages.ERROR)
+                return
 
 
 @admin.register(Finding)

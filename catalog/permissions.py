@@ -20,3 +20,8 @@ def has_role(user: Any, role: str) -> bool:
 
 def is_safety_officer(user: Any) -> bool:
     return has_role(user, roles.SAFETY_OFFICER)
+
+
+def may_manage_api_tokens(user: Any) -> bool:
+    """Catalog admins issue and revoke service tokens; so may superusers (the break-glass account)."""
+    return bool(getattr(user, "is_superuser", False)) or has_role(user, roles.CATALOG_ADMIN)

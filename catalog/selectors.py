@@ -5,10 +5,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
+from django.db.models import (
+    Case,
+    CharField,
+    Count,
+    Exists,
+    IntegerField,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+    When,
+)
 
 from .domain.vocabulary import Plane
-from .models import CatalogRevision, CatalogState, Finding, RevisionReview, Tool, ToolChange, Waiver
+from .models import ApiToken, CatalogRevision, CatalogState, Finding, RevisionReview, Tool, ToolChange, Waiver
 
 # The owner filter's value for tools no ownership rule covers (catalog, findings, API: one spelling).
 UNOWNED = "-"
@@ -142,3 +154,23 @@ def revision_detail(system: str, number: int) -> tuple[CatalogRevision, list[Too
     changes = list(revision.changes.order_by("-safety_relevant", "kind", "declared_id"))
     reviews = list(revision.reviews.select_related("reviewer"))
     return revision, changes, reviews
+
+
+def api_tokens_list(*, now: datetime) -> QuerySet[ApiToken]:
+    """Every service token with its `state` (active, expired, revoked): live ones first, then by name.
+
+    The state is ApiToken.is_usable's rule, which ScopedBearer applies (revoked wins over expired), so
+    the console shows exactly what the API will do with the token at `now`. One query.
+    """
+    revoked, expired = Q(revoked_at__isnull=False), Q(expires_at__lte=now)
+    return ApiToken.objects.annotate(
+        state=Case(
+            When(revoked, then=Value("revoked")),
+            When(expired, then=Value("expired")),
+            default=Value("active"),
+            output_field=CharField(),
+        ),
+        state_rank=Case(
+            When(revoked, then=Value(2)), When(expired, then=Value(1)), default=Value(0), output_field=IntegerField()
+        ),
+    ).order_by("state_rank", "name")

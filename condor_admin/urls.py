@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from catalog.views import console, governance
+from catalog.views import console, governance, tokens
 
 from .api import api
 
@@ -23,6 +23,9 @@ urlpatterns = [
     path("tools/<str:system>/<path:declared_id>/", console.tool_view, name="tool"),
     path("tools/<str:system>/<path:declared_id>/waivers", governance.waiver_grant_view, name="waiver-grant"),
     path("waivers/<int:pk>/revoke", governance.waiver_revoke_view, name="waiver-revoke"),
+    path("tokens/", tokens.tokens_page, name="api-tokens"),
+    path("tokens/new", tokens.token_create_view, name="api-token-create"),
+    path("tokens/<int:token_id>/revoke", tokens.token_revoke_view, name="api-token-revoke"),
     path("approvals/", include("approvals.urls")),
     path("cards/", include("catalog.cards.urls")),
     path("login/", auth_views.LoginView.as_view(), name="login"),

@@ -18,7 +18,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.utils import timezone
 
 from catalog.access import SIGNED_IN
-from catalog.models import Tool, Waiver
+from catalog.models import ApiToken, Tool, Waiver
 
 SKIPPED_NAMESPACES = {"admin", "api"}
 SKIPPED_NAMES = {"login", "logout"}
@@ -101,6 +101,7 @@ def world(db: Any, make_user: Any) -> dict[str, Any]:
         "slug": "billing",
         "fmt": "csv",
         "pk": waiver.pk,
+        "token_id": ApiToken.objects.create(name="runtime", prefix="cnd_matrix", token_hash="0" * 64).pk,
     }
 
 
