@@ -27,6 +27,7 @@ from .models import (
     Tool,
     ToolChange,
 )
+from .rag.vectors import embedding_status
 from .selectors import UNOWNED
 from .services.findings import descriptor_of
 
@@ -280,6 +281,7 @@ def dashboard() -> dict[str, Any]:
         "findings": findings,
         "findings_by_severity": {s: sum(r["n"] for r in findings if r["severity"] == s) for s in ("error", "warning")},
         "pending_revisions": pending,
+        "embeddings": embedding_status(),
     }
 
 

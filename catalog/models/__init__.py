@@ -17,7 +17,7 @@ from .catalog import (
 )
 from .console import UserPreference
 from .governance import Finding, RevisionReview, Severity, Waiver
-from .rag import ToolEmbedding
+from .rag import RetrievalEvaluation, ToolEmbedding
 
 __all__ = [
     "Agent",
@@ -36,6 +36,7 @@ __all__ = [
     "Finding",
     "ForcedFloor",
     "OwnershipRule",
+    "RetrievalEvaluation",
     "ReviewState",
     "RevisionReview",
     "Severity",

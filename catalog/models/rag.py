@@ -29,3 +29,27 @@ class ToolEmbedding(models.Model):
 
     def as_array(self) -> np.ndarray:
         return np.frombuffer(bytes(self.vector), dtype="<f4")
+
+
+class RetrievalEvaluation(models.Model):
+    """One run of the retrieval case set against the catalog as it was (revisions and model recorded)."""
+
+    created_at = models.DateTimeField(default=timezone.now)
+    run_by = models.CharField(max_length=200, help_text="user:NAME, cli …")
+    model_id = models.CharField(max_length=200)
+    revisions = models.JSONField(default=dict, help_text='{"condor": 3, "tucan": 1}: the revision of each system')
+    cases_file = models.CharField(max_length=300)
+    cases = models.PositiveIntegerField()
+    recall_at_1 = models.FloatField()
+    recall_at_5 = models.FloatField()
+    recall_at_10 = models.FloatField()
+    mrr = models.FloatField()
+    in_snapshot = models.FloatField(help_text="share of cases whose expected tools all reached the candidate set")
+    by_language = models.JSONField(default=dict)
+    failures = models.JSONField(default=list)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"retrieval eval {self.created_at:%Y-%m-%d %H:%M} ({self.model_id})"

@@ -58,9 +58,7 @@ def _unique_keys(ids: Iterable[str]) -> list[str]:
     return list(seen)
 
 
-def evaluate(
-    cases: Iterable[RankedCase], *, ks: Sequence[int] = DEFAULT_KS, failure_k: int = 5
-) -> RetrievalScores:
+def evaluate(cases: Iterable[RankedCase], *, ks: Sequence[int] = DEFAULT_KS, failure_k: int = 5) -> RetrievalScores:
     """Recall@k: the fraction of a case's expected tools found in its top k, averaged over cases.
     MRR: the mean of 1/rank of the first expected tool retrieved (0 when none is).
     A case fails when any expected tool ranks below `failure_k` or is missing; each miss keeps its rank."""

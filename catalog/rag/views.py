@@ -1,0 +1,91 @@
+"""Tool-RAG pages: the resolution playground ("why not tool X?") and retrieval quality per revision."""
+
+from __future__ import annotations
+
+from django import forms
+from django.conf import settings
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from django.views.decorators.http import require_POST
+
+from ..access import PAGE_ACCESS, may, page
+from ..models import CatalogProfile, RetrievalEvaluation
+from .embedders import EmbedderError
+from .quality import CasesError, retrieval_evaluate
+from .resolve import ResolveError, rag_resolve, why_not
+from .vectors import embedding_status
+
+
+class PlaygroundForm(forms.Form):
+    prompt = forms.CharField(label=gettext_lazy("Prompt"), max_length=4000, widget=forms.Textarea(attrs={"rows": 3}))
+    profile = forms.ChoiceField(label=gettext_lazy("Profile"))
+    attachments = forms.BooleanField(label=gettext_lazy("Turn carries attachments"), required=False)
+    multi_entity_intake = forms.BooleanField(label=gettext_lazy("Multi-entity intake"), required=False)
+    top_k = forms.IntegerField(label=gettext_lazy("Top k"), min_value=1, max_value=50, required=False)
+    byte_budget = forms.IntegerField(label=gettext_lazy("Byte budget"), min_value=0, required=False)
+    why_not = forms.CharField(label=gettext_lazy("Why not tool …?"), max_length=200, required=False)
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        slugs = list(CatalogProfile.objects.order_by("slug").values_list("slug", flat=True))
+        self.fields["profile"].choices = [(s, s) for s in slugs]
+        self.fields["top_k"].widget.attrs["placeholder"] = str(settings.CONDOR_RAG_TOP_K)
+
+
+@page("rag:playground")
+def playground_page(request: HttpRequest) -> HttpResponse:
+    form = PlaygroundForm(request.GET or None)
+    snapshot = error = explanation = None
+    if form.is_bound and form.is_valid():
+        data = form.cleaned_data
+        try:
+            snapshot = rag_resolve(
+                prompt=data["prompt"],
+                profile=data["profile"],
+                attachments=data["attachments"],
+                multi_entity_intake=data["multi_entity_intake"],
+                top_k=data["top_k"],
+                byte_budget=data["byte_budget"],
+            )
+        except (ResolveError, EmbedderError) as exc:
+            error = str(exc)
+        if snapshot is not None and data["why_not"]:
+            explanation = why_not(snapshot, data["why_not"])
+    context = {
+        "form": form,
+        "snapshot": snapshot,
+        "error": error,
+        "explanation": explanation,
+        "status": embedding_status(),
+        "min_score": settings.CONDOR_RAG_MIN_SCORE,
+    }
+    template = "catalog/rag_playground.html#result" if request.htmx else "catalog/rag_playground.html"  # type: ignore[attr-defined]
+    return render(request, template, context)
+
+
+@page("rag:quality")
+def quality_page(request: HttpRequest) -> HttpResponse:
+    runs = list(RetrievalEvaluation.objects.all()[:20])
+    can_run = may(request.user, PAGE_ACCESS["rag:quality-run"][1])
+    return render(
+        request, "catalog/rag_quality.html", {"runs": runs, "latest": runs[0] if runs else None, "can_run": can_run}
+    )
+
+
+@require_POST
+@page("rag:quality-run")
+def quality_run_view(request: HttpRequest) -> HttpResponse:
+    try:
+        run = retrieval_evaluate(run_by=f"user:{request.user.get_username()}")
+    except (CasesError, ResolveError, EmbedderError) as exc:
+        messages.error(request, _("The evaluation could not run: %(error)s") % {"error": exc})
+    else:
+        messages.success(
+            request,
+            _("Evaluated %(cases)d cases: recall@5 %(recall).3f, MRR %(mrr).3f.")
+            % {"cases": run.cases, "recall": run.recall_at_5, "mrr": run.mrr},
+        )
+    return redirect("rag:quality")
