@@ -24,10 +24,12 @@ from .models import (
     Finding,
     ForcedFloor,
     OwnershipRule,
+    RetrievalEvaluation,
     RevisionReview,
     Team,
     Tool,
     ToolChange,
+    ToolEmbedding,
     UserPreference,
     Waiver,
 )
@@ -236,3 +238,18 @@ class UserPreferenceAdmin(admin.ModelAdmin):
 @admin.register(AuditChainHead)
 class AuditChainHeadAdmin(ReadOnlyAdmin):
     list_display = ("last_event_id", "last_hash", "count")
+
+
+@admin.register(ToolEmbedding)
+class ToolEmbeddingAdmin(ReadOnlyAdmin):
+    """Written only by the embedding worker; shown to check what a tool's vector came from."""
+
+    list_display = ("tool", "model_id", "text_sha256", "dim", "embedded_at")
+    list_filter = ("model_id",)
+    search_fields = ("tool__declared_id", "text_sha256")
+    exclude = ("vector",)
+
+
+@admin.register(RetrievalEvaluation)
+class RetrievalEvaluationAdmin(ReadOnlyAdmin):
+    list_display = ("created_at", "model_id", "cases", "recall_at_1", "recall_at_5", "recall_at_10", "mrr", "run_by")
