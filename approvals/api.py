@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 from ninja import Field, Router, Schema, Status
 
+from catalog.api_input import ApiInput
 from catalog.auth import ScopedBearer
 
 from .domain import State
@@ -61,7 +62,7 @@ class RequestOut(Schema):
     escalatedTo: str | None  # noqa: N815
 
 
-class EvaluateIn(Schema):
+class EvaluateIn(ApiInput):
     tool: str = Field(min_length=1, max_length=200, description="any spelling of the tool id")
     profile: str = Field(min_length=1, max_length=100, description="the catalog profile of the run")
     dispatchMode: Literal["operator", "supervised", "ambient"]  # noqa: N815
@@ -96,7 +97,7 @@ class ConsumeIn(Schema):
     argsSha256: str = Field(min_length=64, max_length=64, pattern="^[0-9a-f]{64}$")  # noqa: N815
 
 
-class CancelIn(Schema):
+class CancelIn(ApiInput):
     reason: str = Field("", max_length=1000)
 
 

@@ -154,7 +154,8 @@ def list_findings(
     owner: str | None = Query(None, description='team id, or "-" for unowned tools'),
     waived: bool | None = None,
     limit: int = Query(100, ge=1, le=500),
-    offset: int = Query(0, ge=0),
+    # Bounded: an offset past a 64-bit integer made the database fail (a 500) instead of answering [].
+    offset: int = Query(0, ge=0, le=1_000_000),
 ) -> Status[dict[str, object]]:
     problems = []
     if rule and rule not in RULES:

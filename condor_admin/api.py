@@ -14,27 +14,32 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 
 from approvals.api import router as approvals_router
 from catalog.api import router as catalog_router
+from catalog.api_input import unstorable_text
 from catalog.cards.api import router as cards_router
 from catalog.owners_api import router as owners_router
 from catalog.rag.api import router as rag_router
 
 
 class CondorAPI(NinjaAPI):
-    """Ninja answers a method an operation lacks with a plain-text 405 before any exception handler runs;
-    ours says what was wrong in JSON, as every other refusal does."""
+    """Every refusal says what was wrong, in JSON. Two answers come from before ninja's exception handlers
+    and need a wrapper around each view: the 405 for a method an operation lacks (plain text from ninja),
+    and a NUL character in the URL (PostgreSQL cannot compare text with it: a 500 deep in a query)."""
 
     @property
     def urls(self) -> Any:
         patterns, app_name, namespace = super().urls
         for pattern in patterns:
             if isinstance(pattern, URLPattern):
-                pattern.callback = _json_not_allowed(pattern.callback)
+                pattern.callback = _api_view(pattern.callback)
         return patterns, app_name, namespace
 
 
-def _json_not_allowed(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+def _api_view(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
     @wraps(view)  # keeps ninja's csrf_exempt
     def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        problems = _url_problems(request, kwargs)
+        if problems:
+            return api.create_response(request, {"detail": "invalid request", "errors": problems}, status=422)
         response = view(request, *args, **kwargs)
         if isinstance(response, HttpResponseNotAllowed):
             allowed = response["Allow"]
@@ -45,6 +50,17 @@ def _json_not_allowed(view: Callable[..., HttpResponse]) -> Callable[..., HttpRe
         return response
 
     return wrapped
+
+
+def _url_problems(request: HttpRequest, path: dict[str, Any]) -> list[str]:
+    params = [("path", name, [value]) for name, value in path.items()]
+    params += [("query", name, values) for name, values in request.GET.lists()]
+    problems = []
+    for where, name, values in params:
+        problem = next(filter(None, (unstorable_text(v) for v in [name, *values])), None)
+        if problem:
+            problems.append(f"{where}.{name}: {problem}")
+    return problems
 
 
 api = CondorAPI(

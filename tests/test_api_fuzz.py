@@ -1,0 +1,306 @@
+"""Schemathesis fuzzes every operation of /api/v1/openapi.json in-process (WSGI) with a token that carries
+all four scopes: no answer may be a 5xx, and every 4xx must be a JSON body that says what was wrong.
+
+Repeatable in CI: a fixed seed, Hypothesis derandomized, no example database. Run time is bounded by
+`max-examples` per operation (the fuzzing phase; the examples and coverage phases add their own few
+deterministic cases).
+
+Random text rarely names a tool, a profile or a request that exists, so hooks swap in real ones (from the
+demo catalog and six approval requests in every state) two times in three: cases reach allow, suspend,
+replay, consume and cancel, not only "unknown". (Schemathesis's own literal mining is off: it overwrote them.)
+
+The long-poll: `GET /approvals/{id}?wait=N` sleeps up to N seconds while a request is pending. A `wait`
+inside 1..APPROVALS_LONG_POLL_MAX_SECONDS is sent as 0 (see `_no_long_poll`), so no case sleeps; values
+outside that range still go out as generated, so the 422 that refuses them is fuzzed. The long-poll loop
+itself is tested in tests/approvals/test_api_lifecycle.py.
+
+The tests after the fuzzer pin what it found (a 500 or a 4xx that was not JSON).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import schemathesis
+from django.conf import settings as django_settings
+from django.core import signals
+from django.core.management import call_command
+from django.db import close_old_connections
+from django.test import Client
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from schemathesis.config import SchemathesisConfig
+
+from approvals.catalog_index import forget
+from approvals.models import ApprovalRequest
+from approvals.services import approval_cancel, approval_decide, approval_evaluate
+from catalog.domain.rules import RULES
+from catalog.models import ApiToken, CardLocale, CatalogProfile, Team, Tool
+from catalog.services.imports import catalog_import
+from condor_admin.wsgi import application
+
+SCOPES = ["catalog", "approvals", "rag", "cards"]
+MAX_EXAMPLES = 40  # per operation, fuzzing phase
+
+CONFIG = SchemathesisConfig.from_dict(
+    {
+        "seed": 20250611,
+        "generation": {"max-examples": MAX_EXAMPLES, "deterministic": True, "database": "none"},
+        "analysis": {"constants": {"enabled": False}},
+        # What this suite promises (no 5xx; a 4xx says what was wrong, see below) and that documented
+        # answers match their schema. Status-code conformance is left out on purpose: 401/403 from the
+        # bearer check and ninja's own 422s are not declared per operation.
+        "checks": {
+            "enabled": False,
+            "not_a_server_error": {"enabled": True},
+            "response_schema_conformance": {"enabled": True},
+            "content_type_conformance": {"enabled": True},
+        },
+    }
+)
+schema = schemathesis.openapi.from_wsgi("/api/v1/openapi.json", application, config=CONFIG)
+
+# Values that exist in the database of the running test, so that generated requests also reach the
+# paths behind "unknown tool" and "no such request". Filled by the `world` fixture before any case is drawn.
+WORLD: dict[str, list[Any]] = {}
+
+
+def error_says_what_was_wrong(ctx: Any, response: Any, case: Any) -> None:
+    """A 4xx is a JSON object with a non-empty `detail` (or a non-empty `errors` list of messages)."""
+    if not 400 <= response.status_code < 500:
+        return
+    content_type = response.headers.get("content-type", [""])[0]
+    assert content_type.startswith("application/json"), (
+        f"{response.status_code} is not JSON ({content_type or 'no content type'}): {response.text[:200]!r}"
+    )
+    body = json.loads(response.text)
+    assert isinstance(body, dict), f"{response.status_code} body is not a JSON object: {body!r}"
+    detail, errors = body.get("detail"), body.get("errors")
+    if errors is not None:
+        assert isinstance(errors, list) and all(isinstance(e, str) and e.strip() for e in errors), body
+    assert (isinstance(detail, str) and detail.strip()) or errors, (
+        f"{response.status_code} does not say what was wrong: {body!r}"
+    )
+
+
+def _sometimes(value: Any, key: str, choices: str) -> st.SearchStrategy[Any]:
+    """As generated (one time in three), or with `key` replaced by a value that exists (WORLD[choices])."""
+    known = WORLD.get(choices)
+    if not isinstance(value, dict) or key not in value or not known:
+        return st.just(value)
+    existing = st.sampled_from(known).map(lambda v: {**value, key: v})
+    return st.one_of(existing, existing, st.just(value))
+
+
+def _chain(value: Any, *steps: tuple[str, str]) -> st.SearchStrategy[Any]:
+    strategy: st.SearchStrategy[Any] = st.just(value)
+    for key, choices in steps:
+        strategy = strategy.flatmap(lambda v, key=key, choices=choices: _sometimes(v, key, choices))
+    return strategy
+
+
+@schema.hook
+def flatmap_path_parameters(context: Any, path_parameters: Any) -> st.SearchStrategy[Any]:
+    return _chain(
+        path_parameters,
+        ("request_id", "request_ids"),
+        ("system", "systems"),
+        ("number", "revision_numbers"),
+        ("locale", "locales"),
+    )
+
+
+@schema.hook
+def flatmap_query(context: Any, query: Any) -> st.SearchStrategy[Any]:
+    return _chain(
+        query,
+        ("q", "tool_names"),
+        ("system", "systems"),
+        ("rule", "rules"),
+        ("owner", "teams"),
+    )
+
+
+@schema.hook
+def flatmap_body(context: Any, body: Any) -> st.SearchStrategy[Any]:
+    return _chain(
+        body,
+        ("tool", "condor_tools"),
+        ("profile", "profiles"),
+        ("ttlSeconds", "ttls"),
+        ("system", "systems"),
+        ("argsSha256", "args_sha256"),
+    )
+
+
+def _no_long_poll(case: Any) -> None:
+    wait = (case.query or {}).get("wait")
+    if isinstance(wait, int) and not isinstance(wait, bool):
+        if 0 < wait <= django_settings.APPROVALS_LONG_POLL_MAX_SECONDS:
+            case.query["wait"] = 0
+
+
+def _approval_requests() -> tuple[list[str], list[str]]:
+    """Requests in every state the runtime can meet: pending, approved, rejected, cancelled."""
+    from django.contrib.auth import get_user_model
+
+    approver = get_user_model().objects.get(username="approver")
+    ids, shas = [], []
+    for n, (decision, cancel) in enumerate(
+        [(None, False), (None, False), ("approve", False), ("reject", False), (None, True), ("approve", True)]
+    ):
+        evaluation = approval_evaluate(
+            tool_name="prescribeMedication",
+            profile="clinical-production",
+            dispatch_mode="supervised",
+            run_id=f"fuzz-run-{n}",
+            requested_by="dr.fuzz",
+            patient_ref="pat-1",
+            args={"drug": "Amoxicillin", "dose": f"{n}00 mg"},
+            idempotency_key=f"fuzz/{n}",
+            via="fuzz",
+        )
+        req = evaluation.request
+        assert req is not None, evaluation
+        if decision:
+            approval_decide(request_id=req.pk, approver=approver, decision=decision, reason="checked")
+        if cancel:
+            approval_cancel(request_id=req.pk, reason="closed", via="fuzz")
+        ids.append(str(req.pk))
+        shas.append(req.proposed_sha256)
+    return ids, shas
+
+
+@pytest.fixture
+def world(db: Any) -> Iterator[dict[str, list[Any]]]:
+    forget()  # the approvals gate's in-process index: this test's catalog, not a rolled-back one
+    call_command("load_demo", stdout=io.StringIO())
+    raw = ApiToken.generate()
+    ApiToken.objects.create(name="fuzz", prefix=raw[:10], token_hash=ApiToken.hash(raw), scopes=SCOPES)
+    request_ids, shas = _approval_requests()
+    tools = list(Tool.objects.values_list("system", "declared_id", "llm_name"))
+    WORLD.clear()
+    WORLD.update(
+        token=[raw],
+        request_ids=request_ids,
+        args_sha256=shas,
+        systems=["condor", "tucan"],
+        tool_names=sorted({name for _, *names in tools for name in names}),
+        # Evaluate under a condor profile: condor's tools (TUCAN's are refused there before anything else).
+        condor_tools=sorted({name for system, *names in tools if system == "condor" for name in names}),
+        revision_numbers=[1, 2],
+        ttls=[None, 60, 900],
+        profiles=sorted(set(CatalogProfile.objects.values_list("slug", flat=True))),
+        rules=sorted(RULES),
+        teams=[*Team.objects.order_by("slug").values_list("slug", flat=True), "-"],
+        locales=[*CardLocale.objects.order_by("code").values_list("code", flat=True), "de-AT", "en-GB"],
+    )
+    # The real WSGI handler closes the connection after each request, which would end the test's
+    # transaction (on PostgreSQL; SQLite's in-memory test database ignores it). Django's test client
+    # disconnects the same receiver for the same reason.
+    signals.request_started.disconnect(close_old_connections)
+    signals.request_finished.disconnect(close_old_connections)
+    try:
+        yield WORLD
+    finally:
+        signals.request_started.connect(close_old_connections)
+        signals.request_finished.connect(close_old_connections)
+        forget()
+
+
+@schema.parametrize()
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_every_operation_answers_without_5xx_and_explains_every_4xx(case: Any, world: dict[str, list[Any]]) -> None:
+    _no_long_poll(case)
+    case.call_and_validate(
+        headers={"Authorization": f"Bearer {world['token'][0]}"},
+        additional_checks=[error_says_what_was_wrong],
+    )
+
+
+# --- what the fuzzer found -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def api(make_token: Any) -> Client:
+    token = make_token("fuzz", scopes=tuple(SCOPES))
+    return Client(headers={"Authorization": f"Bearer {token}"}, raise_request_exception=False)
+
+
+def refusal(response: Any, status: int) -> dict[str, Any]:
+    assert response.status_code == status, response.content
+    assert response["Content-Type"].startswith("application/json"), response.content
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def test_a_method_the_operation_lacks_is_a_json_405_naming_the_allowed_ones(api: Client) -> None:
+    body = refusal(api.put("/api/v1/catalog/findings"), 405)
+    assert body == {"detail": "method PUT not allowed here; use GET"}
+    response = api.generic("TRACE", "/api/v1/approvals/evaluate")
+    assert refusal(response, 405)["detail"] == "method TRACE not allowed here; use POST"
+    assert response["Allow"] == "POST"
+
+
+def test_a_findings_offset_past_a_64_bit_integer_is_refused_not_a_500(api: Client) -> None:
+    body = refusal(api.get("/api/v1/catalog/findings", {"offset": 4231787484709816107008}), 422)
+    assert body["errors"] == ["query.offset: Input should be less than or equal to 1000000"]
+    assert api.get("/api/v1/catalog/findings", {"offset": 1_000_000}).json()["items"] == []
+
+
+@pytest.mark.parametrize(
+    ("url", "error"),
+    [
+        ("/api/v1/catalog/findings?owner=%00", "query.owner"),
+        ("/api/v1/catalog/revisions?system=con%00dor", "query.system"),
+        ("/api/v1/catalog/revisions/%00/1", "path.system"),
+    ],
+)
+def test_a_nul_character_in_the_url_is_a_422_naming_the_parameter(api: Client, url: str, error: str) -> None:
+    """PostgreSQL cannot compare text with NUL: these were 500s there (SQLite answered)."""
+    body = refusal(api.get(url), 422)
+    assert body["errors"] == [f"{error}: contains a NUL character (\\u0000), which cannot be stored; remove it"]
+
+
+EVALUATE = {
+    "tool": "prescribeMedication",
+    "profile": "clinical-production",
+    "dispatchMode": "supervised",
+    "runId": "run-1",
+    "requestedBy": "dr.house",
+    "args": {"drug": "Amoxicillin"},
+    "idempotencyKey": "run-1/call-1",
+}
+
+
+@pytest.mark.parametrize(
+    ("change", "error"),
+    [
+        # PostgreSQL refuses NUL in text and jsonb: 500s there.
+        ({"runId": "run\x00"}, "body.payload.runId: Value error, contains a NUL character"),
+        ({"args": {"drug": ["x\x00"]}}, "body.payload.args: Value error, .drug[0]: contains a NUL character"),
+        # UTF-8 has no lone surrogates: hashing the arguments raised UnicodeEncodeError, a 500 on both databases.
+        ({"args": {"drug": "\ud800"}}, "body.payload.args: Value error, .drug: contains a lone UTF-16 surrogate"),
+    ],
+)
+def test_unstorable_text_in_an_evaluate_body_is_a_422_naming_where(
+    api: Client, manifests: Any, change: dict[str, Any], error: str
+) -> None:
+    catalog_import(raw=manifests.encode(manifests.condor()), via="test")
+    body = refusal(api.post("/api/v1/approvals/evaluate", {**EVALUATE, **change}, content_type="application/json"), 422)
+    assert len(body["errors"]) == 1 and body["errors"][0].startswith(error), body
+    assert not ApprovalRequest.objects.exists()
+
+
+def test_a_nul_character_in_a_cancel_reason_is_a_422(api: Client, manifests: Any) -> None:
+    catalog_import(raw=manifests.encode(manifests.condor()), via="test")
+    created = api.post("/api/v1/approvals/evaluate", EVALUATE, content_type="application/json").json()["request"]
+    response = api.post(
+        f"/api/v1/approvals/{created['id']}/cancel", {"reason": "done\x00"}, content_type="application/json"
+    )
+    assert "reason" in refusal(response, 422)["detail"]
+    assert ApprovalRequest.objects.get().state == "pending"
