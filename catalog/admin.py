@@ -193,7 +193,7 @@ class RevisionReviewAdmin(ReadOnlyAdmin):
 
 @admin.register(AuditEvent)
 class AuditEventAdmin(ReadOnlyAdmin):
-    list_display = ("pk", "created_at", "actor", "action", "object_type", "object_id")
+    list_display = ("pk", "seq", "created_at", "actor", "action", "object_type", "object_id")
     list_filter = ("action",)
     search_fields = ("object_id", "actor")
 
@@ -237,7 +237,7 @@ class UserPreferenceAdmin(admin.ModelAdmin):
 
 @admin.register(AuditChainHead)
 class AuditChainHeadAdmin(ReadOnlyAdmin):
-    list_display = ("last_event_id", "last_hash", "count")
+    list_display = ("last_seq", "last_hash", "count")
 
 
 @admin.register(ToolEmbedding)

@@ -1,8 +1,12 @@
 """The append-only, hash-chained audit log.
 
-Every state change people or services make writes one event in the same transaction as the change.
-Each event stores the hash of the one before it; `manage.py verify_audit_log` recomputes the chain and
-names the first broken link. The ORM refuses to update or delete events.
+Every state change people or services make writes one event in the same transaction as the change. Events
+are *sealed* into the chain shortly after they commit (by the beat task `seal_audit_log` every couple of
+seconds, right after commit when there is no broker, and before every verification): sealing gives each
+event the next chain position (`seq`, contiguous: a gap is a deletion), the hash of the event before it and
+its own hash. Appending is therefore one INSERT with no lock on the request path; the one global lock is
+taken by the sealer, once per batch. `manage.py verify_audit_log` recomputes the chain and names the first
+broken link. The ORM refuses to update or delete events (sealing writes through a plain QuerySet).
 """
 
 from __future__ import annotations
@@ -42,8 +46,10 @@ class AuditEvent(models.Model):
     object_id = models.CharField(max_length=200)
     before = models.JSONField(null=True, blank=True, encoder=DjangoJSONEncoder)
     after = models.JSONField(null=True, blank=True, encoder=DjangoJSONEncoder)
-    prev_hash = models.CharField(max_length=64)
-    hash = models.CharField(max_length=64, unique=True)
+    # Set when the event is sealed into the chain (NULL / "" until then).
+    seq = models.BigIntegerField(null=True, blank=True, unique=True, help_text="position in the hash chain")
+    prev_hash = models.CharField(max_length=64, blank=True, default="")
+    hash = models.CharField(max_length=64, null=True, blank=True, unique=True)
 
     objects = AuditEventQuerySet.as_manager()
 
@@ -52,7 +58,7 @@ class AuditEvent(models.Model):
         indexes = [models.Index(fields=["object_type", "object_id"], name="audit_object_idx")]
 
     def __str__(self) -> str:
-        return f"#{self.pk} {self.action} {self.object_type}:{self.object_id} by {self.actor}"
+        return f"#{self.seq or '-'} {self.action} {self.object_type}:{self.object_id} by {self.actor}"
 
     def save(self, *args: Any, **kwargs: Any) -> None:
         if not self._state.adding:
@@ -86,11 +92,11 @@ def chain_hash(prev_hash: str, payload: dict[str, Any]) -> str:
 
 
 class AuditChainHead(models.Model):
-    """One row: the last event's id and hash. Appending locks it, so the chain never forks, and a
-    deleted newest event is still detected."""
+    """One row: the last sealed event's position and hash. Sealing locks it, so the chain never forks, and
+    a deleted newest event is still detected."""
 
     singleton = models.BooleanField(default=True, unique=True)
-    last_event_id = models.BigIntegerField(default=0)
+    last_seq = models.BigIntegerField(default=0)
     last_hash = models.CharField(max_length=64, default=GENESIS_HASH)
     count = models.BigIntegerField(default=0)
 
@@ -98,4 +104,4 @@ class AuditChainHead(models.Model):
         constraints = [models.CheckConstraint(condition=models.Q(singleton=True), name="audit_head_singleton")]
 
     def __str__(self) -> str:
-        return f"audit head #{self.last_event_id}"
+        return f"audit head #{self.last_seq}"

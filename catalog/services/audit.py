@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import models, transaction
 
 from ..models import AuditChainHead, AuditEvent
 from ..models.audit import GENESIS_HASH
@@ -31,14 +31,11 @@ class Actor:
 def audit_record(
     *, actor: Actor, action: str, object_type: str, object_id: str | int, before: Any = None, after: Any = None
 ) -> AuditEvent:
-    """Append one event. Must run inside the transaction of the change it records."""
+    """Append one event: one INSERT, no lock. Must run inside the transaction of the change it records; the
+    event is sealed into the hash chain after that transaction commits (see catalog.models.audit)."""
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("audit_record must run inside the transaction of the change it records")
-    AuditChainHead.objects.get_or_create(singleton=True)
-    # The head row serialises appends: the chain never forks, and ids stay contiguous (a gap is a deletion).
-    head = AuditChainHead.objects.select_for_update().get(singleton=True)
     event = AuditEvent(
-        pk=head.last_event_id + 1,
         actor_user=actor.user if actor.user is not None and actor.user.pk else None,
         actor=actor.label,
         action=action,
@@ -46,12 +43,45 @@ def audit_record(
         object_id=str(object_id),
         before=before,
         after=after,
-        prev_hash=head.last_hash,
     )
-    event.hash = event.compute_hash()
     event.save(force_insert=True)
-    AuditChainHead.objects.filter(pk=head.pk).update(last_event_id=event.pk, last_hash=event.hash, count=head.count + 1)
+    transaction.on_commit(_seal_soon)
     return event
+
+
+def _seal_soon() -> None:
+    # With a broker the beat seals in batches every few seconds (no extra work on the request path);
+    # with none (the demo, unit tests) there is no beat, so seal right after commit.
+    from condor_admin.celery import app
+
+    if app.conf.task_always_eager:
+        audit_seal()
+
+
+def audit_seal(*, batch: int = 5000) -> int:
+    """Seal committed, unsealed events into the chain in id order; returns how many. Safe to run anywhere,
+    any number of times at once: the head row's lock serialises sealers."""
+    sealed = 0
+    while True:
+        with transaction.atomic():
+            AuditChainHead.objects.get_or_create(singleton=True)
+            head = AuditChainHead.objects.select_for_update().get(singleton=True)
+            pending = list(AuditEvent.objects.filter(seq__isnull=True).order_by("pk")[:batch])
+            if not pending:
+                return sealed
+            seq, prev = head.last_seq, head.last_hash
+            for event in pending:
+                seq += 1
+                event.seq, event.prev_hash = seq, prev
+                event.hash = prev = event.compute_hash()
+            # The one sanctioned write to events: a plain QuerySet, not the append-only manager.
+            models.QuerySet(model=AuditEvent).bulk_update(pending, ["seq", "prev_hash", "hash"], batch_size=1000)
+            AuditChainHead.objects.filter(pk=head.pk).update(
+                last_seq=seq, last_hash=prev, count=head.count + len(pending)
+            )
+            sealed += len(pending)
+        if len(pending) < batch:
+            return sealed
 
 
 @dataclass(frozen=True)
@@ -65,34 +95,39 @@ class AuditVerification:
         return self.broken_at is None
 
 
-def audit_verify() -> AuditVerification:
-    """Recompute the chain from the first event; report the first broken link."""
-    expected_id = 1
+def audit_verify(*, seal: bool = True) -> AuditVerification:
+    """Seal what is pending (unless told not to), then recompute the chain from its first position and report
+    the first broken link: an edited event, a re-hashed edit (the next link breaks), a deleted event (a gap),
+    or deleted newest events (the head records more)."""
+    if seal:
+        audit_seal()
+    expected = 1
     prev_hash = GENESIS_HASH
     checked = 0
-    for event in AuditEvent.objects.order_by("pk").iterator(chunk_size=2000):
-        if event.pk != expected_id:
+    sealed = AuditEvent.objects.filter(seq__isnull=False).order_by("seq")
+    for event in sealed.iterator(chunk_size=2000):
+        if event.seq != expected:
             return AuditVerification(
-                checked, expected_id, f"event #{expected_id} is missing (deleted); the next event is #{event.pk}"
+                checked, expected, f"event #{expected} is missing (deleted); the next event is #{event.seq}"
             )
         if event.prev_hash != prev_hash:
             return AuditVerification(
-                checked, event.pk, f"event #{event.pk} does not link to the hash of event #{event.pk - 1}"
+                checked, event.seq, f"event #{event.seq} does not link to the hash of event #{event.seq - 1}"
             )
         if event.compute_hash() != event.hash:
             return AuditVerification(
-                checked, event.pk, f"event #{event.pk} was edited: its contents no longer match its hash"
+                checked, event.seq, f"event #{event.seq} was edited: its contents no longer match its hash"
             )
         prev_hash = event.hash
-        expected_id += 1
+        expected += 1
         checked += 1
     head = AuditChainHead.objects.filter(singleton=True).first()
-    last_id = expected_id - 1
-    if head is not None and (head.last_event_id != last_id or head.last_hash != prev_hash):
+    last = expected - 1
+    if head is not None and (head.last_seq != last or head.last_hash != prev_hash):
         return AuditVerification(
             checked,
-            last_id + 1,
-            f"the chain ends at event #{last_id} but its head records #{head.last_event_id}: "
+            last + 1,
+            f"the chain ends at event #{last} but its head records #{head.last_seq}: "
             "the newest event(s) were deleted or the head was edited",
         )
     return AuditVerification(checked)

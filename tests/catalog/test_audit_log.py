@@ -3,26 +3,33 @@
 from __future__ import annotations
 
 import io
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
 
 from catalog.models import AuditChainHead, AuditEvent, AuditLogIsAppendOnly
-from catalog.services.audit import Actor, audit_record, audit_verify
+from catalog.services.audit import Actor, audit_record, audit_seal, audit_verify
 from catalog.services.imports import catalog_import
+from tests.conftest import requires_postgres
 
 pytestmark = pytest.mark.django_db
 
 
-def record(n: int) -> list[AuditEvent]:
+def record(n: int, *, seal: bool = True) -> list[AuditEvent]:
     with transaction.atomic():
-        return [
+        events = [
             audit_record(actor=Actor("cli"), action="test.action", object_type="thing", object_id=i, after={"i": i})
             for i in range(n)
         ]
+    if seal:  # what the beat (or, with no broker, the commit) does within seconds
+        audit_seal()
+    return list(AuditEvent.objects.filter(pk__in=[e.pk for e in events]).order_by("seq"))
 
 
 def verify_output() -> str:
@@ -33,11 +40,11 @@ def verify_output() -> str:
 
 def test_events_chain_each_to_the_one_before() -> None:
     events = record(3)
-    assert [e.pk for e in events] == [1, 2, 3]
+    assert [e.seq for e in events] == [1, 2, 3]
     assert events[0].prev_hash == "0" * 64
     assert events[1].prev_hash == events[0].hash and events[2].prev_hash == events[1].hash
     head = AuditChainHead.objects.get()
-    assert (head.last_event_id, head.last_hash, head.count) == (3, events[2].hash, 3)
+    assert (head.last_seq, head.last_hash, head.count) == (3, events[2].hash, 3)
     assert verify_output() == "audit log intact: 3 event(s), chain verified\n"
 
 
@@ -78,7 +85,7 @@ def test_a_row_edited_in_sql_is_named() -> None:
     record(5)
     table = AuditEvent._meta.db_table
     with connection.cursor() as cursor:
-        cursor.execute(f"UPDATE {table} SET after = %s WHERE id = 3", ['{"i": 999}'])
+        cursor.execute(f"UPDATE {table} SET after = %s WHERE seq = 3", ['{"i": 999}'])
     result = audit_verify()
     assert (result.ok, result.broken_at, result.checked) == (False, 3, 2)
     assert "event #3 was edited" in result.reason
@@ -89,12 +96,12 @@ def test_a_row_edited_in_sql_is_named() -> None:
 def test_a_rehashed_edit_breaks_the_next_link() -> None:
     """An attacker who also recomputes the edited row's hash still breaks the link of the row after it."""
     events = record(4)
-    forged = AuditEvent.objects.get(pk=2)
+    forged = AuditEvent.objects.get(seq=2)
     forged.actor = "someone-else"
     new_hash = forged.compute_hash()
     table = AuditEvent._meta.db_table
     with connection.cursor() as cursor:
-        cursor.execute(f"UPDATE {table} SET actor = %s, hash = %s WHERE id = 2", ["someone-else", new_hash])
+        cursor.execute(f"UPDATE {table} SET actor = %s, hash = %s WHERE seq = 2", ["someone-else", new_hash])
     result = audit_verify()
     assert result.broken_at == 3 and "does not link" in result.reason
     assert events[2].prev_hash != new_hash
@@ -103,7 +110,7 @@ def test_a_rehashed_edit_breaks_the_next_link() -> None:
 def test_a_row_deleted_in_sql_is_named() -> None:
     record(4)
     with connection.cursor() as cursor:
-        cursor.execute(f"DELETE FROM {AuditEvent._meta.db_table} WHERE id = 2")
+        cursor.execute(f"DELETE FROM {AuditEvent._meta.db_table} WHERE seq = 2")
     result = audit_verify()
     assert result.broken_at == 2 and "event #2 is missing" in result.reason
 
@@ -111,10 +118,89 @@ def test_a_row_deleted_in_sql_is_named() -> None:
 def test_the_newest_row_deleted_in_sql_is_named() -> None:
     record(3)
     with connection.cursor() as cursor:
-        cursor.execute(f"DELETE FROM {AuditEvent._meta.db_table} WHERE id = 3")
+        cursor.execute(f"DELETE FROM {AuditEvent._meta.db_table} WHERE seq = 3")
     result = audit_verify()
     assert result.broken_at == 3 and "head records #3" in result.reason
 
 
 def test_an_empty_log_verifies() -> None:
     assert audit_verify().ok and audit_verify().checked == 0
+
+
+def test_appending_is_one_insert_and_takes_no_lock() -> None:
+    with transaction.atomic():
+        with CaptureQueriesContext(connection) as queries:
+            event = audit_record(actor=Actor("cli"), action="x", object_type="y", object_id=1)
+    statements = [q["sql"] for q in queries.captured_queries if not q["sql"].startswith(("SAVEPOINT", "RELEASE"))]
+    assert len(statements) == 1 and statements[0].startswith("INSERT")
+    assert event.seq is None and event.hash is None  # not sealed yet
+    assert audit_seal() == 1 and audit_seal() == 0
+    assert AuditEvent.objects.get(pk=event.pk).seq == 1
+
+
+@pytest.fixture
+def broker(request: Any) -> Iterator[None]:
+    """Run as if there were (True) or were not (False) a broker: with one, only the beat seals."""
+    from condor_admin.celery import app
+
+    saved = app.conf.task_always_eager
+    app.conf.task_always_eager = not request.param
+    yield
+    app.conf.task_always_eager = saved
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("broker", [False], indirect=True)
+def test_with_no_broker_events_are_sealed_right_after_commit(broker: None) -> None:
+    with transaction.atomic():
+        audit_record(actor=Actor("cli"), action="x", object_type="y", object_id=1)
+    assert AuditEvent.objects.get().seq == 1
+    assert audit_verify(seal=False).ok
+
+
+def test_sealing_follows_commit_order_not_id_order() -> None:
+    first, second = record(2, seal=False)[0], None
+    audit_seal()
+    second = record(1)[0]
+    assert (AuditEvent.objects.get(pk=first.pk).seq, second.seq) == (1, 3)
+    assert audit_verify().ok
+
+
+@requires_postgres
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("broker", [True], indirect=True)
+def test_concurrent_appends_and_sealers_build_one_unbroken_chain(broker: None) -> None:
+    """8 writers append 25 events each in their own transactions while 3 sealers run: one chain, no gap."""
+    barrier = threading.Barrier(11)
+    done = threading.Event()
+
+    def writer(n: int) -> None:
+        barrier.wait()
+        try:
+            for i in range(25):
+                with transaction.atomic():
+                    audit_record(actor=Actor(f"w{n}"), action="race", object_type="thing", object_id=i)
+        finally:
+            connection.close()
+
+    def sealer() -> None:
+        barrier.wait()
+        try:
+            while not done.is_set():
+                audit_seal()
+        finally:
+            connection.close()
+
+    writers = [threading.Thread(target=writer, args=(n,)) for n in range(8)]
+    sealers = [threading.Thread(target=sealer) for _ in range(3)]
+    for t in writers + sealers:
+        t.start()
+    for t in writers:
+        t.join()
+    done.set()
+    for t in sealers:
+        t.join()
+    result = audit_verify()
+    assert result.ok, result.reason
+    assert result.checked == 200
+    assert sorted(AuditEvent.objects.values_list("seq", flat=True)) == list(range(1, 201))

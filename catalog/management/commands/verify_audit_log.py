@@ -8,7 +8,7 @@ from catalog.services.audit import audit_verify
 
 
 class Command(BaseCommand):
-    help = "Recompute the audit log's hash chain; name the first edited, deleted or unlinked event."
+    help = "Seal pending audit events, recompute the hash chain; name the first edited, deleted or unlinked event."
 
     def handle(self, *args: Any, **options: Any) -> None:
         result = audit_verify()
