@@ -138,6 +138,10 @@ class FindingOut(Schema):
     waived_by: str | None
 
 
+# The largest page of findings one call returns: ?limit=100000 gets this many (and says so), not a 422.
+FINDINGS_MAX_LIMIT = 500
+
+
 class FindingPage(Schema):
     count: int
     limit: int
@@ -153,7 +157,7 @@ def list_findings(
     system: str | None = None,
     owner: str | None = Query(None, description='team id, or "-" for unowned tools'),
     waived: bool | None = None,
-    limit: int = Query(100, ge=1, le=500),
+    limit: int = Query(100, ge=1, description=f"page size; above {FINDINGS_MAX_LIMIT} is clamped to it"),
     # Bounded: an offset past a 64-bit integer made the database fail (a 500) instead of answering [].
     offset: int = Query(0, ge=0, le=1_000_000),
 ) -> Status[dict[str, object]]:
@@ -166,6 +170,7 @@ def list_findings(
         problems.append(f"system: expected one of {', '.join(s.value for s in System)}")
     if problems:
         return Status(422, {"detail": "invalid filter", "errors": problems})
+    limit = min(limit, FINDINGS_MAX_LIMIT)  # the answer's `limit` says what was applied
     qs = findings_list(rule=rule, severity=severity, system=system, owner=owner, waived=waived)
     items = [
         {

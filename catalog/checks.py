@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.core.checks import CheckMessage, Error, Warning, register
+from django.core.checks import CheckMessage, Error, Tags, Warning, register
 from django.db import DatabaseError
 
 from .domain.profiles import non_production_active
@@ -60,3 +60,18 @@ def active_profile_gate(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
             id="condor.E001",
         )
     ]
+
+
+@register(Tags.security, deploy=True)
+def signin_throttle_is_shared(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """`check --deploy`: sign-in lockouts need one cache for every server process (catalog/signin.py)."""
+    if settings.CACHES["default"]["BACKEND"].endswith(".LocMemCache"):
+        return [
+            Warning(
+                "sign-in failures are counted in a per-process memory cache: each gunicorn worker allows its own "
+                "CONDOR_SIGNIN_MAX_FAILURES guesses, and a restart forgets every lockout",
+                hint="Set REDIS_URL (or CACHE_URL) so all processes share one count.",
+                id="condor.W010",
+            )
+        ]
+    return []

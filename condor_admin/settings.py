@@ -43,6 +43,11 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Static files straight from the app server (hashed, compressed, cached forever), before anything else runs.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "csp.middleware.CSPMiddleware",
+    # Refuses oversized bodies with a 413 before anything reads them (see "Security / production").
+    "condor_admin.middleware.RequestBodyLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -131,6 +136,110 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
 }
+
+# --- Security / production ---------------------------------------------------------------------------
+# One policy for every environment where that is possible (CSP, frame, referrer and nosniff headers, login
+# throttling, body and page caps), so the demo and the tests exercise what production runs. What needs HTTPS
+# (secure cookies, HSTS, the HTTPS redirect) switches on with DEBUG off. README "Running in production".
+
+# "ninja" serves Swagger UI from static files with no inline script (without it, /api/v1/docs pulls the CDN
+# and runs an inline script, which the CSP forbids); "csp" registers django-csp's system checks.
+INSTALLED_APPS += ["ninja", "csp"]
+
+CSRF_TRUSTED_ORIGINS = [o for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o]
+# Behind a TLS-terminating proxy: the header (and value) it sets on HTTPS requests, e.g. X-Forwarded-Proto
+# (value https) or X-Forwarded-Proto=https. Only set it when the proxy always overwrites that header.
+_proxy_ssl_header = os.environ.get("SECURE_PROXY_SSL_HEADER", "")
+if _proxy_ssl_header:
+    _name, _, _value = _proxy_ssl_header.partition("=")
+    SECURE_PROXY_SSL_HEADER = ("HTTP_" + _name.strip().upper().replace("-", "_"), _value.strip() or "https")
+if not DEBUG:
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
+    SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", str(365 * 24 * 3600)))
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
+    SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+    if not SECURE_HSTS_PRELOAD:
+        # Preloading commits the whole registrable domain to HTTPS in browsers for months, beyond this app's
+        # reach: the operator opts in with SECURE_HSTS_PRELOAD=true; Django's "consider preload" hint stays quiet.
+        SILENCED_SYSTEM_CHECKS = ["security.W021"]
+SESSION_COOKIE_HTTPONLY = True
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+
+# Content-Security-Policy (django-csp 4): scripts and styles only from our own static files, no inline code,
+# no framing. base.html turns off htmx's injected indicator <style>. The API docs page widens img-src for
+# Swagger UI's data: icons (condor_admin/api.py); nothing else is relaxed.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
+
+# Static files: WhiteNoise serves STATIC_ROOT (filled by `collectstatic`) under hashed, compressed names when
+# DEBUG is off; with DEBUG on (the demo, the tests) files come from the apps' folders and need no collectstatic.
+# STATIC_ROOT from the environment (default as above): a deployment may keep collected files outside the code.
+STATIC_ROOT = Path(os.environ.get("STATIC_ROOT") or BASE_DIR / "staticfiles")
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
+        if DEBUG
+        else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+    },
+}
+WHITENOISE_USE_FINDERS = DEBUG
+WHITENOISE_AUTOREFRESH = DEBUG
+
+# The cache: login throttling and the card bundles. Redis shares lockouts between every server process;
+# local memory counts per process. Django's cache.clear() empties the whole Redis database, so CACHE_URL
+# may point the cache at another database than the Celery broker (e.g. redis://host:6379/1).
+CACHE_URL = os.environ.get("CACHE_URL", "") or REDIS_URL
+if CACHE_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": CACHE_URL,
+            "KEY_PREFIX": "condor",
+        }
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "condor"}}
+
+# Sign-in throttling (catalog/signin.py): this many failed passwords for one username from one address within
+# the window lock that pair out; during the lockout even the right password is refused.
+CONDOR_SIGNIN_MAX_FAILURES = int(os.environ.get("CONDOR_SIGNIN_MAX_FAILURES", "5"))
+CONDOR_SIGNIN_FAILURE_WINDOW_SECONDS = int(os.environ.get("CONDOR_SIGNIN_FAILURE_WINDOW_SECONDS", "900"))
+CONDOR_SIGNIN_LOCKOUT_SECONDS = int(os.environ.get("CONDOR_SIGNIN_LOCKOUT_SECONDS", "900"))
+# Behind a proxy every request comes from the proxy's address: name the header it appends the client's
+# address to (X-Forwarded-For); the right-most entry, the one the proxy wrote, is used.
+CONDOR_CLIENT_IP_HEADER = os.environ.get("CONDOR_CLIENT_IP_HEADER", "")
+
+# Request bodies: every request but a manifest import (CONDOR_MAX_MANIFEST_BYTES) is refused above this
+# with a 413 (JSON under /api/); the largest legitimate one, an approvals evaluate, is under 70 KiB.
+CONDOR_MAX_REQUEST_BYTES = int(os.environ.get("CONDOR_MAX_REQUEST_BYTES", str(1024 * 1024)))
+
+# Mail (approval notifications): SMTP when EMAIL_BACKEND is django.core.mail.backends.smtp.EmailBackend.
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
+EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "25"))
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
+# A mail server that never answers must not hold a notification task forever.
+EMAIL_TIMEOUT = int(os.environ.get("EMAIL_TIMEOUT", "10"))
+SERVER_EMAIL = os.environ.get("SERVER_EMAIL", "condor-admin@localhost")
 
 # --- Approvals (HITL queue) ------------------------------------------------------------------------
 # How long a suspended request waits for a decision, per tier ("ungated" is a mutating tool with no tier,

@@ -4,9 +4,13 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from catalog.signin import AdminSignInForm, SignInForm
 from catalog.views import console, governance, tokens
 
 from .api import api
+
+# The admin signs in through the same throttled form as the console (catalog/signin.py).
+admin.site.login_form = AdminSignInForm
 
 urlpatterns = [
     path("", console.home, name="home"),
@@ -28,7 +32,7 @@ urlpatterns = [
     path("tokens/<int:token_id>/revoke", tokens.token_revoke_view, name="api-token-revoke"),
     path("approvals/", include("approvals.urls")),
     path("cards/", include("catalog.cards.urls")),
-    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("login/", auth_views.LoginView.as_view(authentication_form=SignInForm), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("api/v1/", api.urls),

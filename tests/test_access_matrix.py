@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import io
+import re
 from datetime import timedelta
 from typing import Any
 
@@ -137,3 +138,70 @@ def test_anonymous_visitors_are_sent_to_sign_in(world: dict[str, Any]) -> None:
         url = url_for(name, pattern, world)
         response = client.get(url) if method == "GET" else client.post(url, {})
         assert response.status_code == 302 and response["Location"].startswith("/login/"), name
+
+
+# Sample values for the admin's URL parameters (RoutePattern converters and RegexPattern groups alike).
+ADMIN_SAMPLES = {"app_label": "catalog", "url": "no-such-page/"}
+
+
+def admin_paths() -> list[str]:
+    """Every URL pattern under /admin/, named or not, as a concrete path (the sign-in page and sign-out aside)."""
+    admin_resolver = next(
+        p for p in get_resolver().url_patterns if isinstance(p, URLResolver) and p.namespace == "admin"
+    )
+    found: list[str] = []
+
+    def concrete(pattern: Any) -> str:
+        text = str(pattern)
+        text = re.sub(r"\(\?P<(\w+)>[^)]*\)", lambda m: ADMIN_SAMPLES.get(m.group(1), "1"), text)  # regex groups
+        text = re.sub(r"<(?:\w+:)?(\w+)>", lambda m: ADMIN_SAMPLES.get(m.group(1), "1"), text)  # path converters
+        return text.lstrip("^").rstrip("$")
+
+    def walk(patterns: list[Any], prefix: str) -> None:
+        for p in patterns:
+            if isinstance(p, URLResolver):
+                walk(p.url_patterns, prefix + concrete(p.pattern))
+            elif p.name not in {"login", "logout"}:
+                found.append(prefix + concrete(p.pattern))
+
+    walk(admin_resolver.url_patterns, "/" + concrete(admin_resolver.pattern))
+    return found
+
+
+def refused_to_strangers(response: Any) -> bool:
+    if response.status_code in (401, 403):
+        return True
+    location = response.get("Location", "")
+    return response.status_code == 302 and location.startswith(("/login/", "/admin/login/"))
+
+
+def test_an_anonymous_get_never_reaches_a_console_or_admin_page(world: dict[str, Any]) -> None:
+    """GET, whatever method the page answers. A POST-only action may answer its bare 405 before asking who is
+    there (require_POST runs first there): that shows no data, only that the address takes POSTs."""
+    client = Client()
+    registry = access_registry()
+    post_only = {url_for(n, p, world) for n, p in console_urls().items() if registry[n][0] == "POST"}
+    paths = [url_for(name, pattern, world) for name, pattern in console_urls().items()] + admin_paths()
+    assert len(paths) > 100  # the admin's model pages are walked too
+    reached = []
+    for path in paths:
+        response = client.get(path)
+        if not (refused_to_strangers(response) or (path in post_only and response.status_code == 405)):
+            reached.append((path, response.status_code))
+    assert reached == []
+
+
+def test_every_console_url_pattern_has_a_name() -> None:
+    """The walks above go by name: an unnamed console pattern would escape them."""
+    unnamed = []
+
+    def walk(patterns: list[Any], prefix: str) -> None:
+        for p in patterns:
+            if isinstance(p, URLResolver):
+                if p.namespace not in SKIPPED_NAMESPACES:
+                    walk(p.url_patterns, prefix + str(p.pattern))
+            elif not p.name:
+                unnamed.append(prefix + str(p.pattern))
+
+    walk(get_resolver().url_patterns, "/")
+    assert unnamed == []
