@@ -315,10 +315,14 @@ def main() -> None:
             SECRET_KEY="bench-" + uuid.uuid4().hex,
             ALLOWED_HOSTS="127.0.0.1",
             CONN_MAX_AGE="60",  # persistent connections, as a production deployment runs
+            # Production settings, but plain HTTP on loopback (TLS would terminate in front of gunicorn).
+            SECURE_SSL_REDIRECT="false",
+            STATIC_ROOT=str(services.work / "static"),
             LOG_LEVEL="WARNING",
             CONDOR_ACTIVE_PROFILE="",
         )
         manage(env, "migrate", "--no-input", "-v0")
+        manage(env, "collectstatic", "--no-input", "-v0")
         manage(env, "load_demo")
         password = uuid.uuid4().hex
         token = manage(env, "shell", "-c", SETUP.format(password=password)).split("TOKEN=")[1].strip()

@@ -78,7 +78,9 @@ def retrieval_evaluate(*, cases_path: Path = DEFAULT_CASES, run_by: str = "cli")
     by_language: dict[str, list[RankedCase]] = defaultdict(list)
     reached = 0
     failures: list[dict[str, Any]] = []
-    for case in cases:
+    # One embedder call for every prompt: the case set runs in a second or two, fine for a web request.
+    vectors = embedder.embed([case.prompt for case in cases])
+    for case, vector in zip(cases, vectors, strict=True):
         try:
             snapshot = rag_resolve(
                 prompt=case.prompt,
@@ -88,6 +90,7 @@ def retrieval_evaluate(*, cases_path: Path = DEFAULT_CASES, run_by: str = "cli")
                 top_k=EVAL_TOP_K,
                 system=case.system,
                 embedder=embedder,
+                query_vector=vector,
             )
         except ResolveError as exc:
             failures.append({"case": case.id, "prompt": case.prompt, "expected": case.expected, "why": [str(exc)]})

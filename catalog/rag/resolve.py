@@ -204,7 +204,9 @@ def rag_resolve(
     byte_budget: int | None = None,
     system: str | None = None,
     embedder: Embedder | None = None,
+    query_vector: np.ndarray | None = None,
 ) -> Snapshot:
+    """`query_vector`: the prompt's vector when the caller embedded many prompts at once (the case set)."""
     embedder = embedder or get_embedder()
     top_k = settings.CONDOR_RAG_TOP_K if top_k is None else top_k
     if not 1 <= top_k <= settings.CONDOR_RAG_MAX_TOP_K:
@@ -233,7 +235,7 @@ def rag_resolve(
     eligibility = {t.key: eligible(t) for t in sys_index.tools}
     ranking: list[Hit] = []
     if sys_index.rows and prompt.strip():
-        query = embedder.embed([prompt])[0]
+        query = query_vector if query_vector is not None else embedder.embed([prompt])[0]
         scores = sys_index.matrix @ query
         order = np.argsort(-scores, kind="stable")
         rank = 0

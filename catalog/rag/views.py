@@ -32,6 +32,11 @@ class PlaygroundForm(forms.Form):
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         slugs = list(CatalogProfile.objects.order_by("slug").values_list("slug", flat=True))
         self.fields["profile"].choices = [(s, s) for s in slugs]
+        # The profile this deployment runs under, else the clinical one: what the runtime would resolve with.
+        for preferred in (settings.CONDOR_ACTIVE_PROFILE, "clinical-production"):
+            if preferred in slugs:
+                self.fields["profile"].initial = preferred
+                break
         self.fields["top_k"].widget.attrs["placeholder"] = str(settings.CONDOR_RAG_TOP_K)
 
 
