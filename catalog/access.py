@@ -41,6 +41,10 @@ PAGE_ACCESS: dict[str, tuple[str, frozenset[str] | str]] = {
     "cards:export": ("GET", SIGNED_IN),
     "cards:save": ("POST", frozenset({roles.TRANSLATOR, roles.TRANSLATOR_REVIEWER})),
     "cards:review": ("POST", frozenset({roles.TRANSLATOR_REVIEWER})),
+    # Tool-RAG: everyone may try a prompt and read the figures; running the case set is for those who act on them.
+    "rag:playground": ("GET", SIGNED_IN),
+    "rag:quality": ("GET", SIGNED_IN),
+    "rag:quality-run": ("POST", frozenset({roles.CATALOG_ADMIN, roles.SAFETY_OFFICER})),
     # Service API tokens: catalog admins (and superusers) issue, scope, expire and revoke them.
     "api-tokens": ("GET", frozenset({roles.CATALOG_ADMIN, SUPERUSER})),
     "api-token-create": ("POST", frozenset({roles.CATALOG_ADMIN, SUPERUSER})),

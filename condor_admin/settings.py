@@ -299,8 +299,8 @@ CONDOR_EMBEDDER_TIMEOUT_SECONDS = float(os.environ.get("CONDOR_EMBEDDER_TIMEOUT_
 CONDOR_EMBED_BATCH = int(os.environ.get("CONDOR_EMBED_BATCH", "64"))
 CONDOR_EMBED_SWEEP_EVERY_SECONDS = float(os.environ.get("CONDOR_EMBED_SWEEP_EVERY_SECONDS", "60"))
 # Resolution: default top-k, the minimum cosine a RAG hit needs, and the candidate-manifest byte budget.
-CONDOR_RAG_TOP_K = int(os.environ.get("CONDOR_RAG_TOP_K", "8"))
-CONDOR_RAG_MIN_SCORE = float(os.environ.get("CONDOR_RAG_MIN_SCORE", "0.15"))
+CONDOR_RAG_TOP_K = int(os.environ.get("CONDOR_RAG_TOP_K", "10"))
+CONDOR_RAG_MIN_SCORE = float(os.environ.get("CONDOR_RAG_MIN_SCORE", "0.05"))
 CONDOR_RAG_MAX_TOP_K = 50
 # Two tools of one system whose vectors are closer than this collide (sibling-near-duplicate).
 CONDOR_SIBLING_THRESHOLD = float(os.environ.get("CONDOR_SIBLING_THRESHOLD", "0.95"))
@@ -308,3 +308,8 @@ CELERY_BEAT_SCHEDULE["rag-sweep-embeddings"] = {
     "task": "catalog.rag.tasks.sweep_embeddings",
     "schedule": CONDOR_EMBED_SWEEP_EVERY_SECONDS,
 }
+
+# --- Audit log ---------------------------------------------------------------------------------------
+# Events are appended with one INSERT and sealed into the hash chain by this beat task (see catalog/models/audit.py).
+AUDIT_SEAL_EVERY_SECONDS = float(os.environ.get("AUDIT_SEAL_EVERY_SECONDS", "2"))
+CELERY_BEAT_SCHEDULE["audit-seal"] = {"task": "catalog.tasks.seal_audit_log", "schedule": AUDIT_SEAL_EVERY_SECONDS}

@@ -32,6 +32,7 @@ urlpatterns = [
     path("tokens/<int:token_id>/revoke", tokens.token_revoke_view, name="api-token-revoke"),
     path("approvals/", include("approvals.urls")),
     path("cards/", include("catalog.cards.urls")),
+    path("rag/", include("catalog.rag.urls")),
     path("login/", auth_views.LoginView.as_view(authentication_form=SignInForm), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
