@@ -7,6 +7,7 @@ task, two racing workers or a sweep after a crash re-embed at most, and never du
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -19,6 +20,8 @@ from django.utils import timezone
 from ..models import Tool, ToolEmbedding
 from .embedders import Embedder, configured_model_id, get_embedder
 from .text import embedding_text
+
+log = logging.getLogger(__name__)
 
 
 def embeddable_tools() -> QuerySet[Tool]:
@@ -128,7 +131,16 @@ def embeddings_enqueue(tool_ids: Sequence[int]) -> None:
     from .tasks import embed_tools
 
     chunks = batches(sorted(set(tool_ids)))
-    transaction.on_commit(lambda: [embed_tools.delay(chunk) for chunk in chunks])
+
+    def send() -> None:
+        for chunk in chunks:
+            try:
+                embed_tools.delay(chunk)
+            except Exception:  # the broker is down: the import stands, and the beat's sweep queues these later
+                log.warning("could not queue %d tool(s) for embedding; the sweep will", len(chunk), exc_info=True)
+                return
+
+    transaction.on_commit(send)
 
 
 def current_vectors(system: str, *, model_id: str | None = None) -> tuple[list[int], np.ndarray]:
