@@ -192,6 +192,7 @@ class Snapshot:
     top_k: int = 0
     min_score: float = 0.0
     byte_budget: int | None = None
+    index: SystemIndex | None = field(default=None, repr=False)  # what the snapshot was resolved over (why-not)
 
 
 def rag_resolve(
@@ -295,6 +296,7 @@ def rag_resolve(
         top_k=top_k,
         min_score=min_score,
         byte_budget=byte_budget,
+        index=sys_index,
     )
 
 
@@ -308,9 +310,7 @@ def why_not(snapshot: Snapshot, expected: str) -> str:
     shed = next((c for c in snapshot.shed if c.key == key), None)
     if shed is not None:
         return f"{expected} was retrieved but shed by the byte budget ({snapshot.byte_budget} bytes) from the tail."
-    index = _cached
-    sys_index = index.systems.get(snapshot.system) if index else None
-    tool = sys_index.by_key.get(key) if sys_index else None
+    tool = snapshot.index.by_key.get(key) if snapshot.index else None
     if tool is None:
         return f"{expected} is not a live {snapshot.system} tool (unknown id, or retired)."
     if tool.plane != Plane.BUSINESS.value:
