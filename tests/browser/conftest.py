@@ -60,3 +60,12 @@ def screenshot(page: Any) -> Any:
         return path
 
     return take
+
+
+def sign_in(page: Any, base: str, username: str, then: str = "/") -> None:
+    """Sign in through the login form as a demo user (password `condor-demo`), landing on `then`."""
+    page.goto(f"{base}/login/?next={then}")
+    page.fill("#id_username", username)
+    page.fill("#id_password", "condor-demo")
+    page.click("button[type=submit]")
+    page.wait_for_load_state()

@@ -17,6 +17,7 @@ from django.conf import settings
 from django.core.management import call_command
 
 from approvals.catalog_index import forget
+from tests.browser.conftest import sign_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 ROOT = Path(__file__).resolve().parents[2]
@@ -61,14 +62,6 @@ class Watch:
         events = self.page.evaluate("window.__cspViolations || []")
         said = [m for m in self.console if "Content Security Policy" in m or "Content-Security-Policy" in m]
         return said + events
-
-
-def sign_in(page: Any, base: str, username: str, then: str) -> None:
-    page.goto(f"{base}/login/?next={then}")
-    page.fill("#id_username", username)
-    page.fill("#id_password", "condor-demo")
-    page.click("button[type=submit]")
-    page.wait_for_load_state()
 
 
 def test_the_policy_forbids_inline_scripts_and_styles(client: Any, db: Any) -> None:

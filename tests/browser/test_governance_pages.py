@@ -9,6 +9,7 @@ import pytest
 from django.core.management import call_command
 
 from catalog.models import CatalogRevision, Waiver
+from tests.browser.conftest import sign_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -16,14 +17,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture
 def demo_loaded(transactional_db: Any) -> None:
     call_command("load_demo", stdout=io.StringIO())
-
-
-def sign_in(page: Any, base: str, username: str) -> None:
-    page.goto(base + "/login/")
-    page.fill("#id_username", username)
-    page.fill("#id_password", "condor-demo")
-    page.click("button[type=submit]")
-    page.wait_for_load_state()
 
 
 def test_findings_filter_updates_the_table_and_the_url(

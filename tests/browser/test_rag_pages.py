@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
+from tests.browser.conftest import sign_in
+
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
@@ -22,14 +24,6 @@ def demo_embedded(transactional_db: Any) -> Iterator[None]:
     call_command("load_demo", stdout=io.StringIO())
     yield
     app.conf.task_always_eager = saved
-
-
-def sign_in(page: Any, base: str, username: str) -> None:
-    page.goto(base + "/login/")
-    page.fill("#id_username", username)
-    page.fill("#id_password", "condor-demo")
-    page.click("button[type=submit]")
-    page.wait_for_load_state()
 
 
 def test_playground_resolves_in_place_and_explains_a_missing_tool(
