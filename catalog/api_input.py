@@ -13,35 +13,13 @@ from typing import Any
 from ninja import Schema
 from pydantic import field_validator
 
+from .domain.checker import unstorable_texts
+
 
 def unstorable_text(value: Any) -> str | None:
-    """Where (and what) the first unstorable text in a JSON value is, e.g. `.args.dose: contains …`, or None."""
-    stack: list[tuple[str, Any]] = [("", value)]
-    while stack:  # iterative: a deeply nested body must not overflow the stack here
-        where, item = stack.pop()
-        if isinstance(item, str):
-            problem = _text_problem(item)
-            if problem:
-                return f"{where}: {problem}" if where else problem
-        elif isinstance(item, dict):
-            for key, child in reversed(item.items()):
-                problem = _text_problem(str(key))
-                if problem:
-                    return f"{where} key {key!r}: {problem}" if where else f"key {key!r}: {problem}"
-                stack.append((f"{where}.{key}", child))
-        elif isinstance(item, list | tuple):
-            stack.extend((f"{where}[{i}]", child) for i, child in reversed(list(enumerate(item))))
-    return None
-
-
-def _text_problem(text: str) -> str | None:
-    if "\x00" in text:
-        return "contains a NUL character (\\u0000), which cannot be stored; remove it"
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return "contains a lone UTF-16 surrogate, which is not Unicode text; send valid UTF-8"
-    return None
+    """The first unstorable text in a JSON value, with where it is (`drug[0]: contains …`), or None."""
+    problems = unstorable_texts(value)
+    return problems[0].removeprefix("$: ") if problems else None
 
 
 class ApiInput(Schema):

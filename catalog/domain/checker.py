@@ -37,7 +37,16 @@ class Checker:
         self.problem(where, f"expected a list, got {type_name(value)}")
         return []
 
-    def string(self, obj: dict[str, Any], key: str, where: str, *, nullable: bool = False, default: str = "") -> Any:
+    def string(
+        self,
+        obj: dict[str, Any],
+        key: str,
+        where: str,
+        *,
+        nullable: bool = False,
+        default: str = "",
+        max_length: int | None = None,
+    ) -> Any:
         if key not in obj:
             return None if nullable else default
         value = obj[key]
@@ -48,10 +57,12 @@ class Checker:
                 join_key(where, key), f"expected a string{' or null' if nullable else ''}, got {type_name(value)}"
             )
             return None if nullable else default
+        if max_length is not None and len(value) > max_length:
+            self.problem(join_key(where, key), f"at most {max_length} characters, got {len(value)}")
         return value
 
-    def nonempty(self, obj: dict[str, Any], key: str, where: str) -> str:
-        value = self.string(obj, key, where)
+    def nonempty(self, obj: dict[str, Any], key: str, where: str, *, max_length: int | None = None) -> str:
+        value = self.string(obj, key, where, max_length=max_length)
         if key in obj and isinstance(obj[key], str) and not value.strip():
             self.problem(join_key(where, key), "must not be empty")
         return value
@@ -95,6 +106,42 @@ class Checker:
                 self.problem(where, f"duplicate {what} {value!r} (first at {seen[value]})")
             else:
                 seen[value] = where
+
+
+def unstorable_texts(value: Any, where: str = "") -> list[str]:
+    """Every string (object keys included) that no database column can hold, as `location: problem`.
+
+    A NUL character (`\\u0000`) is refused by PostgreSQL text and jsonb; a lone UTF-16 surrogate (`"\\ud800"`,
+    valid JSON syntax) is not Unicode text and cannot be encoded as UTF-8, so it can be neither stored nor
+    hashed. Iterative: a deeply nested value must not overflow the stack here.
+    """
+    problems: list[str] = []
+    stack: list[tuple[str, Any]] = [(where, value)]
+    while stack:
+        here, item = stack.pop()
+        if isinstance(item, str):
+            problem = text_problem(item)
+            if problem:
+                problems.append(f"{here or '$'}: {problem}")
+        elif isinstance(item, dict):
+            for key in item:
+                problem = text_problem(str(key))
+                if problem:
+                    problems.append(f"{here or '$'}: the key {key!r} {problem}")
+            stack.extend((join_key(here, str(key)), child) for key, child in reversed(item.items()))
+        elif isinstance(item, list | tuple):
+            stack.extend((f"{here}[{i}]", child) for i, child in reversed(list(enumerate(item))))
+    return problems
+
+
+def text_problem(text: str) -> str | None:
+    if "\x00" in text:
+        return "contains a NUL character (\\u0000), which cannot be stored; remove it"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "contains a lone UTF-16 surrogate, which is not Unicode text; send valid UTF-8"
+    return None
 
 
 def join_key(where: str, key: str) -> str:

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .checker import Checker, type_name
+from .checker import Checker, type_name, unstorable_texts
 from .colours import colour_literals
 from .descriptor import Descriptor
 from .keys import canonical_key
@@ -30,6 +30,13 @@ from .vocabulary import (
 CONDOR_FORMAT = "condor-catalog/v1"
 TUCAN_FORMAT = "tucan-tools/v1"
 FORMATS = {CONDOR_FORMAT: System.CONDOR, TUCAN_FORMAT: System.TUCAN}
+MAX_BASELINE_COUNT = 2**31 - 1
+# Column widths (catalog/models): a longer value failed the insert on PostgreSQL, a 500 (SQLite does not
+# enforce them). tests/catalog/test_import_fuzz.py checks that they agree with the models.
+ID_MAX = 200  # tool ids, and so their canonical keys and LLM names
+NAME_MAX = 200  # team names, on-call handles and channels; the source repository
+SLUG_MAX = 100  # team, profile, floor and agent ids; modules, categories, policy domains; the source commit
+PATH_MAX = 300  # metadataRef, source
 
 
 @dataclass(frozen=True)
@@ -105,6 +112,12 @@ def load_manifest(raw: bytes, *, known_team_ids: Iterable[str] = ()) -> Manifest
         raise ManifestError([f"$: not UTF-8 ({exc.reason} at byte {exc.start})"]) from exc
     except json.JSONDecodeError as exc:
         raise ManifestError([f"$: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"]) from exc
+    except RecursionError as exc:
+        raise ManifestError(["$: arrays or objects nested too deeply to read; no manifest nests like that"]) from exc
+    # Text no column can hold would fail deep inside the import (or only on PostgreSQL): refuse it here.
+    unstorable = unstorable_texts(data)
+    if unstorable:
+        raise ManifestError(unstorable)
     return parse_manifest(data, sha256=manifest_sha256(raw), known_team_ids=known_team_ids)
 
 
@@ -113,7 +126,7 @@ def parse_manifest(data: Any, *, sha256: str = "", known_team_ids: Iterable[str]
     if not isinstance(data, dict):
         raise ManifestError([f"$: expected a JSON object, got {type_name(data)}"])
     fmt = data.get("format")
-    if fmt not in FORMATS:
+    if not isinstance(fmt, str) or fmt not in FORMATS:  # a list or object is not hashable: no `in` on it
         raise ManifestError([f"format: unknown manifest format {fmt!r}; expected one of {', '.join(sorted(FORMATS))}"])
     manifest = Manifest(system=FORMATS[fmt].value, format=fmt, sha256=sha256)
     if fmt == CONDOR_FORMAT:
@@ -135,8 +148,8 @@ def _parse_source(data: dict[str, Any], manifest: Manifest, c: Checker, *, requi
     if source is None:
         return
     c.keys(source, "source", ("repository", "commit") if required else (), ("repository", "commit"))
-    manifest.source_repository = c.string(source, "repository", "source")
-    manifest.source_commit = c.string(source, "commit", "source")
+    manifest.source_repository = c.string(source, "repository", "source", max_length=NAME_MAX)
+    manifest.source_commit = c.string(source, "commit", "source", max_length=SLUG_MAX)
 
 
 def _parse_baseline(data: dict[str, Any], manifest: Manifest, c: Checker) -> None:
@@ -145,6 +158,9 @@ def _parse_baseline(data: dict[str, Any], manifest: Manifest, c: Checker) -> Non
     value = data["baselineCount"]
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         c.problem("baselineCount", f"expected a whole number ≥ 0, got {value!r}")
+        return
+    if value > MAX_BASELINE_COUNT:  # the column's 32 bits: a larger count failed the insert (a 500)
+        c.problem("baselineCount", f"expected at most {MAX_BASELINE_COUNT}, got {value}")
         return
     manifest.baseline_count = value
 
@@ -158,13 +174,13 @@ def _parse_teams(data: dict[str, Any], manifest: Manifest, c: Checker) -> None:
         if obj is None:
             continue
         c.keys(obj, where, fields, ())
-        team_id = c.nonempty(obj, "id", where)
+        team_id = c.nonempty(obj, "id", where, max_length=SLUG_MAX)
         manifest.teams.append(
             Team(
                 id=team_id,
-                name=c.nonempty(obj, "name", where),
-                oncall=c.string(obj, "oncall", where),
-                channel=c.string(obj, "channel", where),
+                name=c.nonempty(obj, "name", where, max_length=NAME_MAX),
+                oncall=c.string(obj, "oncall", where, max_length=NAME_MAX),
+                channel=c.string(obj, "channel", where, max_length=NAME_MAX),
                 escalation=c.string(obj, "escalation", where),
             )
         )
@@ -181,7 +197,7 @@ def _parse_ownership(data: dict[str, Any], manifest: Manifest, c: Checker, known
             continue
         c.keys(obj, where, ("plane", "module", "team"), ())
         plane = c.enum(obj, "plane", where, Plane)
-        module = c.nonempty(obj, "module", where)
+        module = c.nonempty(obj, "module", where, max_length=SLUG_MAX)
         team = c.nonempty(obj, "team", where)
         if team and team not in team_ids:
             c.problem(f"{where}.team", f"unknown team {team!r}; declare it under teams")
@@ -241,7 +257,7 @@ def _parse_condor_tool(raw: Any, where: str, c: Checker) -> Descriptor | None:
         return None
     before = len(c.problems)
     c.keys(obj, where, _CONDOR_TOOL_REQUIRED, _CONDOR_TOOL_OPTIONAL)
-    tool_id = c.nonempty(obj, "id", where)
+    tool_id = _tool_id(obj, where, c)
     policy_class = c.enum(obj, "policyClass", where, PolicyClass, nullable=True)
     hitl_tier = c.enum(obj, "hitlTier", where, HitlTier, nullable=True)
     mutating = c.boolean(obj, "mutating", where)
@@ -249,13 +265,13 @@ def _parse_condor_tool(raw: Any, where: str, c: Checker) -> Descriptor | None:
     descriptor = Descriptor(
         declared_id=tool_id,
         plane=c.enum(obj, "plane", where, Plane),
-        module=c.nonempty(obj, "module", where),
+        module=c.nonempty(obj, "module", where, max_length=SLUG_MAX),
         availability=c.enum(obj, "availability", where, Availability),
         mutating=mutating,
         retry_class=c.enum(obj, "retryClass", where, RetryClass, default=RetryClass.NONE.value),
         idempotency=c.enum(obj, "idempotency", where, Idempotency, default=Idempotency.NONE.value),
         policy_class=policy_class,
-        policy_domain=c.string(obj, "policyDomain", where, nullable=True),
+        policy_domain=c.string(obj, "policyDomain", where, nullable=True, max_length=SLUG_MAX),
         hitl_tier=hitl_tier,
         rag_description=c.string(obj, "ragDescription", where),
         rag_keywords=_parse_keyword_map(obj, where, c),
@@ -264,8 +280,8 @@ def _parse_condor_tool(raw: Any, where: str, c: Checker) -> Descriptor | None:
         output_instructions=c.string(obj, "outputInstructions", where, nullable=True),
         output_contains_ids=c.boolean(obj, "outputContainsIds", where),
         always_include=c.boolean(obj, "alwaysInclude", where),
-        metadata_ref=c.string(obj, "metadataRef", where, nullable=True),
-        source_path=c.string(obj, "source", where, nullable=True),
+        metadata_ref=c.string(obj, "metadataRef", where, nullable=True, max_length=PATH_MAX),
+        source_path=c.string(obj, "source", where, nullable=True, max_length=PATH_MAX),
         aliases=c.strings(obj.get("aliases", []), f"{where}.aliases"),
     )
     # The seed's compile-time rule: a mutate row without a tier does not type-check.
@@ -285,9 +301,17 @@ def _parse_condor_tool(raw: Any, where: str, c: Checker) -> Descriptor | None:
     return descriptor
 
 
+def _tool_id(obj: dict[str, Any], where: str, c: Checker) -> str:
+    tool_id = c.nonempty(obj, "id", where, max_length=ID_MAX)
+    # The canonical key is stored too, and is longer than the id when camelCase humps become dots.
+    if tool_id and len(tool_id) <= ID_MAX < len(canonical_key(tool_id)):
+        c.problem(f"{where}.id", f"at most {ID_MAX} characters in canonical form, got {len(canonical_key(tool_id))}")
+    return tool_id
+
+
 def _label(c: Checker, before: int, tool_id: str) -> None:
     """Name the tool in every problem found inside it: a location alone is hard to find in 350 tools."""
-    if not tool_id:
+    if not tool_id or len(tool_id) > ID_MAX:  # an overlong id is itself the problem: not repeated in each
         return
     label = f" (tool {tool_id})"
     for k in range(before, len(c.problems)):
@@ -345,7 +369,7 @@ def _parse_profiles(data: dict[str, Any], manifest: Manifest, c: Checker, tools_
         if obj is None:
             continue
         c.keys(obj, where, ("id", "clinical", "availability"), ("include",))
-        profile_id = c.nonempty(obj, "id", where)
+        profile_id = c.nonempty(obj, "id", where, max_length=SLUG_MAX)
         clinical = c.boolean(obj, "clinical", where)
         availability = c.strings(obj.get("availability", []), f"{where}.availability")
         allowed = [a.value for a in Availability]
@@ -385,7 +409,7 @@ def _parse_floors(data: dict[str, Any], manifest: Manifest, c: Checker, tool_ids
         _check_tool_refs(tools, f"{where}.tools", tool_ids, c, "floor tool")
         manifest.forced_floors.append(
             ForcedFloor(
-                id=c.nonempty(obj, "id", where),
+                id=c.nonempty(obj, "id", where, max_length=SLUG_MAX),
                 trigger=c.enum(obj, "trigger", where, FloorTrigger),
                 tools=tools,
             )
@@ -419,7 +443,8 @@ def _parse_tucan(data: dict[str, Any], manifest: Manifest, c: Checker, known_tea
         c.keys(obj, where, ("id", "categories"), ())
         manifest.agents.append(
             Agent(
-                id=c.nonempty(obj, "id", where), categories=c.strings(obj.get("categories", []), f"{where}.categories")
+                id=c.nonempty(obj, "id", where, max_length=SLUG_MAX),
+                categories=c.strings(obj.get("categories", []), f"{where}.categories"),
             )
         )
     c.unique(((f"agents[{i}].id", a.id) for i, a in enumerate(manifest.agents) if a.id), "agent id")
@@ -437,8 +462,8 @@ def _parse_tucan_tool(raw: Any, where: str, c: Checker) -> Descriptor | None:
         return None
     before = len(c.problems)
     c.keys(obj, where, _TUCAN_TOOL_KEYS, ())
-    tool_id = c.nonempty(obj, "id", where)
-    category = c.nonempty(obj, "category", where)
+    tool_id = _tool_id(obj, where, c)
+    category = c.nonempty(obj, "category", where, max_length=SLUG_MAX)
     schema: dict[str, Any] | None = None
     if "inputSchema" in obj:
         schema = c.obj(obj["inputSchema"], f"{where}.inputSchema")
