@@ -7,6 +7,7 @@ from typing import Any
 from django.http import HttpRequest
 from ninja import Field, Router, Schema, Status
 
+from ..api_input import ApiInput
 from ..auth import ScopedBearer
 from .embedders import EmbedderError
 from .resolve import ResolveError, Snapshot, rag_resolve, why_not
@@ -14,7 +15,7 @@ from .resolve import ResolveError, Snapshot, rag_resolve, why_not
 router = Router(tags=["rag"], auth=ScopedBearer("rag"))
 
 
-class ResolveIn(Schema):
+class ResolveIn(ApiInput):
     prompt: str = Field(min_length=1, max_length=4000, description="the user's turn, as typed")
     profile: str = Field(min_length=1, max_length=100, description="the catalog profile of the run")
     attachments: bool = Field(False, description="the turn carries files (the attachments floor)")

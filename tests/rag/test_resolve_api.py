@@ -102,6 +102,7 @@ def test_refusals_say_what_to_fix(resolve: Callable[..., Any], client: Client) -
     assert resolve(422, prompt="x", topK=0)["errors"]
     assert resolve(422, prompt="")["errors"]
     assert "no imported catalog" in resolve(422, prompt="x", system="nope")["detail"]
+    assert "prompt" in " ".join(resolve(422, prompt="Blutdruck \ud800")["errors"])  # a lone surrogate is no text
     anonymous = client.post(URL, {"prompt": "x", "profile": "demo"}, content_type="application/json")
     assert anonymous.status_code == 401
 
