@@ -97,6 +97,10 @@ def main() -> None:
 
     from catalog.models import CatalogRevision, CatalogState, Tool, ToolChange
     from catalog.services.imports import catalog_import
+    from condor_admin.celery import app
+
+    # The import is timed, not the embedding it queues after commit: that is the worker's job (bench/rag_worker.py).
+    app.conf.task_always_eager = False  # with no REDIS_URL the broker is in-memory: queued, never run here
 
     manifest = make_manifest(args.tools)
     raw = json.dumps(manifest).encode()
