@@ -40,8 +40,10 @@ run: compilemessages
 test: compilemessages
 	$(PY) -m pytest $(PYTEST_ARGS)
 
+# ruff, then mypy with django-stubs over the app packages ([tool.mypy] in pyproject.toml).
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 
 bench: $(STAMP)
 	$(PY) bench/import_catalog.py
@@ -52,6 +54,6 @@ bench: $(STAMP)
 	$(PY) bench/approvals_load.py
 
 clean:
-	rm -rf $(VENV) db.sqlite3 .pytest_cache .ruff_cache
+	rm -rf $(VENV) db.sqlite3 .pytest_cache .ruff_cache .mypy_cache
 	find . -name '__pycache__' -prune -exec rm -rf {} +
 	find locale -name '*.mo' -delete

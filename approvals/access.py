@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from django.conf import settings
-from django.http import HttpResponse
+from django.http.response import HttpResponseBase
 
 from catalog import roles
 from catalog.access import SIGNED_IN
@@ -30,6 +30,6 @@ PAGE_ACCESS: dict[str, tuple[str, frozenset[str] | str]] = {
 }
 
 
-def page(name: str) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
+def page(name: str) -> Callable[[Callable[..., HttpResponseBase]], Callable[..., HttpResponseBase]]:
     """The console's access decorator, reading this app's registry."""
     return console_page(name, registry=PAGE_ACCESS)

@@ -132,7 +132,7 @@ def request_out(req: ApprovalRequest, now: datetime | None = None, tool: Any = N
         "createdAt": req.created_at,
         "expiresAt": req.expires_at,
         "decidedAt": req.decided_at,
-        "decidedBy": req.decided_by.get_username() if req.decided_by_id else None,
+        "decidedBy": req.decided_by.get_username() if req.decided_by is not None else None,
         "reason": req.decision_reason or req.cancel_reason,
         "consumableUntil": req.consumable_until,
         "consumedAt": req.consumed_at,
@@ -209,8 +209,8 @@ def get_request(request: HttpRequest, request_id: str, wait: int = 0) -> Status[
     if not 0 <= wait <= limit:
         return Status(422, {"detail": f"wait: between 0 and {limit} seconds; poll again if still pending"})
     pk = parse_request_id(request_id)
-    row = request_state(pk) if pk else None
-    if row is None:
+    row = request_state(pk) if pk is not None else None
+    if pk is None or row is None:
         return _not_found(request_id)
     # One indexed primary-key read per interval (about a second) per waiter: cheap, and no busy loop.
     deadline = time.monotonic() + wait

@@ -79,9 +79,16 @@ class ArgsEditForm(forms.Form):
     An emptied field drops the argument; arguments outside the schema's properties are kept as proposed.
     """
 
-    def __init__(self, *args: Any, schema: Mapping[str, Any], proposed: Mapping[str, Any], **kwargs: Any) -> None:
+    def __init__(
+        self,
+        data: Mapping[str, Any] | None = None,
+        *,
+        schema: Mapping[str, Any],
+        proposed: Mapping[str, Any],
+        **kwargs: Any,
+    ) -> None:
         kwargs.setdefault("prefix", "arg")
-        super().__init__(*args, initial=dict(proposed), **kwargs)
+        super().__init__(data, initial=dict(proposed), **kwargs)
         self.schema = schema
         self.proposed = dict(proposed)
         props = schema.get("properties") if isinstance(schema.get("properties"), Mapping) else {}

@@ -9,6 +9,7 @@ back cannot claim, say, an approval without an approver or a hash.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -23,8 +24,8 @@ from .domain import HIGH, LOW, UNGATED, DispatchMode, State, effective_state
 TIER_KEYS = (HIGH, LOW, UNGATED)
 
 
-def _choices(values: object) -> list[tuple[str, str]]:
-    return [(str(v), str(v)) for v in values]  # type: ignore[attr-defined]
+def _choices(values: Iterable[object]) -> list[tuple[str, str]]:
+    return [(str(v), str(v)) for v in values]
 
 
 class ApprovalRequestQuerySet(models.QuerySet["ApprovalRequest"]):

@@ -132,13 +132,14 @@ def _decide(request: HttpRequest, req: ApprovalRequest) -> Outcome:
     """Validate the posted decision (and edited arguments), then call the one service that decides."""
     form = DecisionForm(request.POST)
     if not form.is_valid():
-        return Outcome(req, "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()), "error")
+        return Outcome(req, "; ".join(f"{k}: {' '.join(map(str, v))}" for k, v in form.errors.items()), "error")
     approved_args = None
     if request.POST.get("edit") and form.cleaned_data["decision"] == "approve":
         edit = ArgsEditForm(request.POST, schema=req.tool.input_schema or {}, proposed=req.proposed_args)
         if not edit.is_valid():
             labels = {k: (edit.fields[k].label if k in edit.fields else k) for k in edit.errors}
-            return Outcome(req, "; ".join(f"{labels[k]}: {' '.join(v)}" for k, v in edit.errors.items()), "error")
+            text = "; ".join(f"{labels[k]}: {' '.join(map(str, v))}" for k, v in edit.errors.items())
+            return Outcome(req, text, "error")
         approved_args = edit.edited_args()
     try:
         req = approval_decide(

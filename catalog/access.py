@@ -8,7 +8,8 @@ from functools import wraps
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
+from django.http import HttpRequest, HttpResponseForbidden
+from django.http.response import HttpResponseBase
 
 from . import roles
 from .permissions import has_role
@@ -62,14 +63,14 @@ def may(user: Any, allowed: frozenset[str] | str) -> bool:
 
 def page(
     name: str, registry: dict[str, tuple[str, frozenset[str] | str]] | None = None
-) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
+) -> Callable[[Callable[..., HttpResponseBase]], Callable[..., HttpResponseBase]]:
     """Sign-in required, then the roles the registry (this module's PAGE_ACCESS unless another app passes
     its own) gives `name`; others get a 403 that says who may."""
     _, allowed = (PAGE_ACCESS if registry is None else registry)[name]
 
-    def decorate(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    def decorate(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
         @wraps(view)
-        def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
             if not may(request.user, allowed):
                 who = ", ".join(sorted(allowed)) if isinstance(allowed, frozenset) else allowed
                 return HttpResponseForbidden(f"this page is for: {who}")

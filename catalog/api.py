@@ -182,9 +182,9 @@ def list_findings(
             "message": f.message,
             "details": f.details,
             "revision": f.revision.number,
-            "waived": f.waived_until is not None,  # type: ignore[attr-defined]
-            "waived_until": f.waived_until,  # type: ignore[attr-defined]
-            "waived_by": f.waived_by,  # type: ignore[attr-defined]
+            "waived": f.waived_until is not None,
+            "waived_until": f.waived_until,
+            "waived_by": f.waived_by,
         }
         for f in qs[offset : offset + limit]
     ]

@@ -1,7 +1,8 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.utils import timezone
@@ -11,6 +12,9 @@ from .domain.rules import RULES
 from .domain.vocabulary import Availability, Plane, PolicyClass, RetryClass, System
 from .models import RevisionReview, Severity, Waiver
 from .selectors import UNOWNED
+
+if TYPE_CHECKING:
+    from django_stubs_ext import StrOrPromise
 
 
 class FindingFilterForm(forms.Form):
@@ -36,14 +40,21 @@ class WaiverForm(forms.Form):
     justification = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), max_length=4000)
     expires_on = forms.DateField(widget=forms.DateInput(attrs={"type": "date"}))
 
-    def __init__(self, *args: object, rules: list[str], **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self.fields["rule"].choices = [(r, r) for r in rules]
+    def __init__(self, *args: Any, rules: list[str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        choice_field(self, "rule").choices = [(r, r) for r in rules]
         self.fields["expires_on"].initial = (timezone.localdate() + timedelta(days=30)).isoformat()
         self.fields["expires_on"].help_text = _("at most %(days)s days ahead") % {"days": Waiver.MAX_DAYS}
 
 
-def _choices_of(enum: type, blank: str) -> list[tuple[str, str]]:
+def choice_field(form: forms.BaseForm, name: str) -> forms.ChoiceField:
+    """The form's own copy of a ChoiceField declared on its class, to set its choices per request."""
+    field = form.fields[name]
+    assert isinstance(field, forms.ChoiceField), f"{name} is declared as a ChoiceField"
+    return field
+
+
+def _choices_of(enum: type[StrEnum], blank: StrOrPromise) -> list[tuple[str, StrOrPromise]]:
     return [("", blank)] + [(m.value, m.value) for m in enum]
 
 
@@ -80,10 +91,12 @@ class CatalogFilterForm(forms.Form):
 
     def __init__(self, *args: Any, facets: dict[str, list[str]], sorts: list[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["module"].choices = [("", _("any"))] + [(m, m) for m in facets["modules"]]
-        self.fields["owner"].choices = [("", _("any")), (UNOWNED, _("unowned"))] + [(t, t) for t in facets["teams"]]
-        self.fields["profile"].choices = [("", _("—"))] + [(p, p) for p in facets["profiles"]]
-        self.fields["sort"].choices = [("", "")] + [(s, s) for s in sorts] + [(f"-{s}", f"-{s}") for s in sorts]
+        choice_field(self, "module").choices = [("", _("any"))] + [(m, m) for m in facets["modules"]]
+        choice_field(self, "owner").choices = [("", _("any")), (UNOWNED, _("unowned"))] + [
+            (t, t) for t in facets["teams"]
+        ]
+        choice_field(self, "profile").choices = [("", _("—"))] + [(p, p) for p in facets["profiles"]]
+        choice_field(self, "sort").choices = [("", "")] + [(s, s) for s in sorts] + [(f"-{s}", f"-{s}") for s in sorts]
 
     def filters(self) -> dict[str, Any]:
         """Cleaned values for CatalogFilters (call after is_valid)."""
@@ -114,4 +127,4 @@ class LanguageForm(forms.Form):
         from django.conf import settings
 
         super().__init__(*args, **kwargs)
-        self.fields["language"].choices = list(settings.LANGUAGES)
+        choice_field(self, "language").choices = list(settings.LANGUAGES)

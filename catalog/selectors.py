@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING, TypedDict
 
 from django.db.models import (
     Case,
@@ -21,6 +22,9 @@ from django.db.models import (
 
 from .domain.vocabulary import Plane
 from .models import ApiToken, CatalogRevision, CatalogState, Finding, RevisionReview, Tool, ToolChange, Waiver
+
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
 
 # The owner filter's value for tools no ownership rule covers (catalog, findings, API: one spelling).
 UNOWNED = "-"
@@ -89,6 +93,14 @@ def _active_waivers(now: datetime | None = None) -> QuerySet[Waiver]:
     return Waiver.objects.active(now).filter(tool=OuterRef("tool"), rule=OuterRef("rule")).order_by("-expires_at")
 
 
+class WaiverState(TypedDict):
+    """What findings_list annotates on each finding: its active waiver, if any."""
+
+    waived_until: datetime | None
+    waived_by: str | None
+    waiver_reason: str | None
+
+
 def findings_list(
     *,
     rule: str | None = None,
@@ -98,7 +110,7 @@ def findings_list(
     waived: bool | None = None,
     tool_id: int | None = None,
     now: datetime | None = None,
-) -> QuerySet[Finding]:
+) -> QuerySet[WithAnnotations[Finding, WaiverState]]:
     """Findings with their waiver state (waived_until, waived_by): one query, whatever the catalog size."""
     active = _active_waivers(now)
     qs = Finding.objects.select_related("tool", "tool__owner", "revision").annotate(

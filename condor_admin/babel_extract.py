@@ -22,4 +22,8 @@ def extract_django(
     # templatize keeps the template's layout for xgettext, which is lenient; Python's tokenizer is not,
     # so drop the indentation (line numbers stay, the gettext calls are unchanged).
     source = "\n".join(line.lstrip() for line in templatize(fileobj.read().decode(encoding)).splitlines())
-    yield from extract_python(io.BytesIO(source.encode(encoding)), keywords, comment_tags, {"encoding": encoding})
+    # Babel annotates extract_python with the (lineno, message, comments, context) shape of `extract()`'s results;
+    # it yields what an extraction method does, (lineno, funcname, messages, comments), as annotated here.
+    yield from extract_python(  # type: ignore[misc]
+        io.BytesIO(source.encode(encoding)), keywords, comment_tags, {"encoding": encoding}
+    )

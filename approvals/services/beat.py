@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from functools import partial
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -100,6 +101,6 @@ def approvals_escalate_overdue(*, now: datetime | None = None) -> int:
                     object_id=pk,
                     after={"escalated_to": group, "escalated_at": now},
                 )
-                transaction.on_commit(lambda pk=pk: enqueue("notify_escalated", str(pk)))
+                transaction.on_commit(partial(enqueue, "notify_escalated", str(pk)))
                 done += 1
     return done

@@ -66,7 +66,7 @@ def snapshot(req: ApprovalRequest) -> dict[str, Any]:
 def decided_message(req: ApprovalRequest, now: datetime) -> tuple[str, str]:
     """What a second approver (or a late runtime) is told about a request that is no longer pending."""
     state = effective_state(req.state, req.expires_at, now)
-    who = req.decided_by.get_username() if req.decided_by_id else "?"
+    who = req.decided_by.get_username() if req.decided_by is not None else "?"
     when = timezone.localtime(req.decided_at).strftime("%Y-%m-%d %H:%M:%S") if req.decided_at else ""
     if state in (State.APPROVED, State.CONSUMED):
         return "already-decided", f"already approved by {who} at {when}"

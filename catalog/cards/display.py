@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
@@ -13,13 +13,17 @@ from django.utils.translation import gettext_lazy
 from ..models import CardFinding
 from .domain import Check, FindingData, Module, Severity, Slot, State
 
-STATE_LABELS = {
+if TYPE_CHECKING:
+    from django_stubs_ext import StrPromise
+
+# Keyed by the enums' members, looked up by the plain strings stored in the rows (a StrEnum member is one).
+STATE_LABELS: dict[str, StrPromise] = {
     State.UNTRANSLATED: gettext_lazy("untranslated"),
     State.FUZZY: gettext_lazy("fuzzy"),
     State.TRANSLATED: gettext_lazy("translated"),
     State.REVIEWED: gettext_lazy("reviewed"),
 }
-CHECK_LABELS = {
+CHECK_LABELS: dict[str, StrPromise] = {
     Check.MISSING: gettext_lazy("missing"),
     Check.PLACEHOLDER: gettext_lazy("placeholder"),
     Check.PLURAL_FORMS: gettext_lazy("plural forms"),
@@ -28,7 +32,7 @@ CHECK_LABELS = {
     Check.NEVER_LOCALIZE: gettext_lazy("never localize"),
     Check.TOO_LONG: gettext_lazy("too long"),
 }
-SLOT_LABELS = {
+SLOT_LABELS: dict[str, StrPromise] = {
     Slot.TITLE: gettext_lazy("title"),
     Slot.LABEL: gettext_lazy("key/value label"),
     Slot.STATUS: gettext_lazy("status badge"),

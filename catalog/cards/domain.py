@@ -11,7 +11,7 @@ from __future__ import annotations
 import gettext
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cache
@@ -224,7 +224,7 @@ class PluralSpec:
 
 
 @cache
-def _plural_function(expr: str):  # type: ignore[no-untyped-def]
+def _plural_function(expr: str) -> Callable[[int], int]:
     # The stdlib turns a gettext Plural-Forms expression into a function, as gettext itself does.
     return gettext.c2py(expr)
 

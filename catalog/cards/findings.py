@@ -35,7 +35,7 @@ def string_spec(string: CardString) -> StringSpec:
 
 
 def locale_spec(locale: CardLocale) -> LocaleSpec:
-    regional = locale.fallback_id is not None and locale.fallback.code != SOURCE_LOCALE
+    regional = locale.fallback is not None and locale.fallback.code != SOURCE_LOCALE
     return LocaleSpec(locale.code, required=locale.required, regional=regional)
 
 

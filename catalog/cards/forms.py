@@ -8,6 +8,7 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from ..forms import choice_field
 from ..models import CardLocale
 from .display import CHECK_LABELS, MODULES, STATE_LABELS
 from .domain import SOURCE_LOCALE
@@ -26,13 +27,15 @@ class MatrixFilterForm(forms.Form):
     def __init__(self, *args: Any, locales: Sequence[CardLocale], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["q"].widget.attrs.update({"type": "search", "placeholder": _("key, English or translation")})
-        self.fields["locale"].choices = [(loc.code, loc.code) for loc in locales if loc.code != SOURCE_LOCALE]
-        self.fields["module"].choices = [("", _("all modules"))] + [(m, m) for m in MODULES]
-        self.fields["state"].choices = [("", _("any state"))] + [(s.value, label) for s, label in STATE_LABELS.items()]
-        self.fields["check"].choices = [("", _("any or none")), ("any", _("any check failing"))] + [
-            (c.value, label) for c, label in CHECK_LABELS.items()
+        choice_field(self, "locale").choices = [(loc.code, loc.code) for loc in locales if loc.code != SOURCE_LOCALE]
+        choice_field(self, "module").choices = [("", _("all modules"))] + [(m, m) for m in MODULES]
+        choice_field(self, "state").choices = [("", _("any state"))] + [
+            (str(s), label) for s, label in STATE_LABELS.items()
         ]
-        self.fields["value_set"].choices = [("", _("all value sets"))] + [
+        choice_field(self, "check").choices = [("", _("any or none")), ("any", _("any check failing"))] + [
+            (str(c), label) for c, label in CHECK_LABELS.items()
+        ]
+        choice_field(self, "value_set").choices = [("", _("all value sets"))] + [
             (vs.id, f"{vs.id} ({vs.elements})") for vs in value_sets().values()
         ]
 

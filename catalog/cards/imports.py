@@ -419,7 +419,9 @@ def _apply_translations(
         loc = known[batch.code]
         stored = {t.string_id: t for t in CardTranslation.objects.filter(locale=loc)}
         inherited = (
-            _inherited_texts(loc) if batch.from_json and loc.fallback_id and loc.fallback.code != SOURCE_LOCALE else {}
+            _inherited_texts(loc)
+            if batch.from_json and loc.fallback is not None and loc.fallback.code != SOURCE_LOCALE
+            else {}
         )
         counts = result.translations.setdefault(batch.code, {"added": 0, "changed": 0})
         creates: list[CardTranslation] = []

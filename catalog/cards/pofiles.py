@@ -21,7 +21,7 @@ from datetime import datetime
 from functools import lru_cache
 
 from babel import Locale
-from babel.messages.catalog import Catalog
+from babel.messages.catalog import Catalog, Message
 from babel.messages.pofile import PoFileParser, normalize, unescape, write_po
 
 from .domain import MODULE_BY_FILE, PLACEHOLDER_RE, SOURCE_LOCALE, Module, Slot, State, babel_locale, plural_spec
@@ -267,17 +267,22 @@ def read_catalog(data: bytes, name: str, *, template: bool) -> ParsedCatalog:
     for message in catalog:
         if not message.id:
             continue  # the header
-        where = f"{name}:{message.lineno}"
+        lineno = message.lineno
+        assert lineno is not None  # the parser gives every message it reads its msgid's line
+        where = f"{name}:{lineno}"
         key = message.context
         if not key:
             result.problems.append(f"{where}: no msgctxt; every card string is keyed by its msgctxt")
             continue
-        singular, plural = (message.id[0], message.id[1]) if isinstance(message.id, tuple) else (message.id, "")
+        if isinstance(message.id, str):
+            singular, plural = message.id, ""
+        else:  # a plural message: (msgid, msgid_plural)
+            singular, plural = message.id[0], message.id[1]
         result.english[key] = [singular, plural] if plural else [singular]
         if template:
             result.sources.append(_source_entry(message, key, singular, plural, where, result.problems))
             continue
-        raw = parser.raw.get((key, message.lineno), [])
+        raw = parser.raw.get((key, lineno), [])
         forms = _forms(raw, plural=bool(plural), count=count, where=where, problems=result.problems)
         flags = set(message.flags)
         previous, comment = _previous(list(message.user_comments))
@@ -297,7 +302,7 @@ def read_catalog(data: bytes, name: str, *, template: bool) -> ParsedCatalog:
                 same_as_source=FLAG_SAME in flags,
                 comment=comment,
                 previous=previous,
-                lineno=message.lineno,
+                lineno=lineno,
             )
         )
     return result
@@ -319,9 +324,9 @@ def _forms(raw: list[tuple[int, str]], *, plural: bool, count: int, where: str, 
 
 
 def _source_entry(
-    message: object, key: str, singular: str, plural: str, where: str, problems: list[str]
+    message: Message, key: str, singular: str, plural: str, where: str, problems: list[str]
 ) -> SourceEntry:
-    locations = [loc for loc, _ in message.locations]  # type: ignore[attr-defined]
+    locations = [loc for loc, _ in message.locations]
     modules = [MODULE_BY_FILE[loc] for loc in locations if loc in MODULE_BY_FILE]
     module = modules[0].value if len(modules) == 1 else ""
     if not module:
@@ -329,7 +334,7 @@ def _source_entry(
             f"{where}: {key}: say its seam module with one location comment (#: {' or '.join(sorted(MODULE_BY_FILE))})"
         )
     note_lines, slot, max_chars, value_set, code = [], Slot.LABEL.value, None, "", ""
-    for comment in message.auto_comments:  # type: ignore[attr-defined]
+    for comment in message.auto_comments:
         if not comment.startswith(META):
             note_lines.append(comment)
             continue

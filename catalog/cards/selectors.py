@@ -4,9 +4,9 @@ exports. Each runs a fixed number of queries whatever the number of strings (the
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import reduce
+from functools import partial, reduce
 from operator import or_
 
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
@@ -36,7 +36,7 @@ def locales() -> list[CardLocale]:
 
 
 def chains(locs: Sequence[CardLocale]) -> dict[str, list[str]]:
-    fallbacks = {loc.code: (loc.fallback.code if loc.fallback_id else None) for loc in locs}
+    fallbacks = {loc.code: (loc.fallback.code if loc.fallback is not None else None) for loc in locs}
     return {loc.code: fallback_chain(loc.code, fallbacks) for loc in locs}
 
 
@@ -62,8 +62,8 @@ def matrix_strings(filters: MatrixFilters, focus: CardLocale | None) -> QuerySet
     if filters.q:
         text = Q(key__icontains=filters.q) | Q(source__icontains=filters.q) | Q(source_plural__icontains=filters.q)
         if focus is not None:
-            text |= Exists(
-                CardTranslation.objects.filter(string=OuterRef("pk"), locale=focus, forms__icontains=filters.q)
+            text |= Q(
+                Exists(CardTranslation.objects.filter(string=OuterRef("pk"), locale=focus, forms__icontains=filters.q))
             )
         qs = qs.filter(text)
     if filters.state and focus is not None:
@@ -137,7 +137,7 @@ def matrix_rows(strings: Sequence[CardString], locs: Sequence[CardLocale]) -> li
             t = translations.get((s.pk, loc.pk))
             inherited = None
             if t is None or t.state == State.UNTRANSLATED:
-                inherited = _inherited(loc, lambda pk, sid=s.pk: translations.get((sid, pk)), by_code)
+                inherited = _inherited(loc, partial(_translation_at, translations, s.pk), by_code)
             cells.append(Cell(loc, t, findings.get((s.pk, loc.pk), []), inherited))
         rows.append(
             Row(
@@ -150,12 +150,18 @@ def matrix_rows(strings: Sequence[CardString], locs: Sequence[CardLocale]) -> li
     return rows
 
 
+def _translation_at(
+    translations: Mapping[tuple[int, int], CardTranslation], string_pk: int, locale_pk: int
+) -> CardTranslation | None:
+    return translations.get((string_pk, locale_pk))
+
+
 def _inherited(
     loc: CardLocale, translation_in: Callable[[int], CardTranslation | None], by_code: dict[str, CardLocale]
 ) -> str | None:
     """Where a regional locale without its own text takes it from: the first parent whose text ships, else
     English. None for a full locale (its missing text is a finding, not an inheritance)."""
-    if not loc.fallback_id or loc.fallback.code == SOURCE_LOCALE:
+    if loc.fallback is None or loc.fallback.code == SOURCE_LOCALE:
         return None
     current: CardLocale | None = by_code.get(loc.fallback.code)
     seen: set[int] = set()
@@ -164,7 +170,7 @@ def _inherited(
         t = translation_in(current.pk)
         if t is not None and t.ships:
             return current.code
-        current = by_code.get(current.fallback.code) if current.fallback_id else None
+        current = by_code.get(current.fallback.code) if current.fallback is not None else None
     return SOURCE_LOCALE
 
 

@@ -173,7 +173,7 @@ def _after_write(request: HttpRequest, form_data: dict[str, Any], *, note: str, 
 def save_view(request: HttpRequest) -> HttpResponse:
     form = TranslationForm(request.POST)
     if not form.is_valid():
-        return HttpResponseBadRequest("; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
+        return HttpResponseBadRequest("; ".join(f"{k}: {' '.join(map(str, v))}" for k, v in form.errors.items()))
     data = form.cleaned_data
     texts = request.POST.getlist("form")
     if data["intent"] == "check":
@@ -185,8 +185,9 @@ def save_view(request: HttpRequest) -> HttpResponse:
         merged.update(QueryDict(_filter_query(QueryDict(data["back"]))))
         merged.setlist("form", texts)
         for name in ("key", "lang", "same_as_source", "comment"):
-            if name in params:
-                merged[name] = params[name]
+            value = params.get(name)
+            if value is not None:
+                merged[name] = value
         return _render_matrix(request, merged, draft=True)
     try:
         translation_save(
@@ -209,7 +210,7 @@ def save_view(request: HttpRequest) -> HttpResponse:
 def review_view(request: HttpRequest) -> HttpResponse:
     form = ReviewForm(request.POST)
     if not form.is_valid():
-        return HttpResponseBadRequest("; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
+        return HttpResponseBadRequest("; ".join(f"{k}: {' '.join(map(str, v))}" for k, v in form.errors.items()))
     data = form.cleaned_data
     try:
         translation_review(user=request.user, key=data["key"], locale=data["lang"])

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterable
+from enum import StrEnum
 from typing import Any
 
 
@@ -77,7 +79,14 @@ class Checker:
         return value
 
     def enum(
-        self, obj: dict[str, Any], key: str, where: str, allowed: type, *, nullable: bool = False, default: str = ""
+        self,
+        obj: dict[str, Any],
+        key: str,
+        where: str,
+        allowed: type[StrEnum],
+        *,
+        nullable: bool = False,
+        default: str = "",
     ) -> Any:
         value = self.string(obj, key, where, nullable=nullable, default=default)
         if value is None or (key not in obj):
@@ -88,7 +97,8 @@ class Checker:
             return None if nullable else default
         return value
 
-    def strings(self, value: Any, where: str) -> list[str]:
+    # `builtins.list`: in this class body `list` is the method above.
+    def strings(self, value: Any, where: str) -> builtins.list[str]:
         items = self.list(value, where)
         out: list[str] = []
         for i, item in enumerate(items):

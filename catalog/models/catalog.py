@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from datetime import datetime
+from enum import StrEnum
 
 from django.conf import settings
 from django.db import models
@@ -29,11 +30,11 @@ from ..domain.vocabulary import (
 )
 
 
-def _choices(enum: type) -> list[tuple[str, str]]:
+def _choices(enum: type[StrEnum]) -> list[tuple[str, str]]:
     return [(member.value, member.value) for member in enum]
 
 
-def _in(field: str, enum: type) -> Q:
+def _in(field: str, enum: type[StrEnum]) -> Q:
     return Q(**{f"{field}__in": [member.value for member in enum]})
 
 

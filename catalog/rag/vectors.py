@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypedDict
 
 import numpy as np
 from django.conf import settings
@@ -21,7 +22,16 @@ from ..models import Tool, ToolEmbedding
 from .embedders import Embedder, configured_model_id, get_embedder
 from .text import embedding_text
 
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
+
 log = logging.getLogger(__name__)
+
+
+class VectorHash(TypedDict):
+    """The text hash of the tool's stored vector for one model; None when it has none."""
+
+    vector_sha: str | None
 
 
 def embeddable_tools() -> QuerySet[Tool]:
@@ -29,7 +39,7 @@ def embeddable_tools() -> QuerySet[Tool]:
     return Tool.objects.live().exclude(rag_text_sha256="")
 
 
-def _with_vector_hash(tools: QuerySet[Tool], model_id: str) -> QuerySet[Tool]:
+def _with_vector_hash(tools: QuerySet[Tool], model_id: str) -> QuerySet[WithAnnotations[Tool, VectorHash]]:
     vector = ToolEmbedding.objects.filter(tool=OuterRef("pk"), model_id=model_id).values("text_sha256")[:1]
     return tools.annotate(vector_sha=Subquery(vector))
 

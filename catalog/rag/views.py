@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.conf import settings
 from django.contrib import messages
@@ -12,6 +14,7 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
 from ..access import PAGE_ACCESS, may, page
+from ..forms import choice_field
 from ..models import CatalogProfile, RetrievalEvaluation
 from .embedders import EmbedderError
 from .quality import CasesError, retrieval_evaluate
@@ -28,10 +31,10 @@ class PlaygroundForm(forms.Form):
     byte_budget = forms.IntegerField(label=gettext_lazy("Byte budget"), min_value=0, required=False)
     why_not = forms.CharField(label=gettext_lazy("Why not tool …?"), max_length=200, required=False)
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         slugs = list(CatalogProfile.objects.order_by("slug").values_list("slug", flat=True))
-        self.fields["profile"].choices = [(s, s) for s in slugs]
+        choice_field(self, "profile").choices = [(s, s) for s in slugs]
         # The profile this deployment runs under, else the clinical one: what the runtime would resolve with.
         for preferred in (settings.CONDOR_ACTIVE_PROFILE, "clinical-production"):
             if preferred in slugs:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+from uuid import UUID
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import models, transaction
 
 from ..models import AuditChainHead, AuditEvent
@@ -17,10 +18,10 @@ class Actor:
     """Who did it: a person (user), a service (token) or the system, as one readable label."""
 
     label: str
-    user: AbstractBaseUser | None = None
+    user: User | None = None
 
     @classmethod
-    def for_user(cls, user: AbstractBaseUser) -> Actor:
+    def for_user(cls, user: User) -> Actor:
         return cls(label=f"user:{user.get_username()}", user=user)
 
     @classmethod
@@ -29,7 +30,7 @@ class Actor:
 
 
 def audit_record(
-    *, actor: Actor, action: str, object_type: str, object_id: str | int, before: Any = None, after: Any = None
+    *, actor: Actor, action: str, object_type: str, object_id: str | int | UUID, before: Any = None, after: Any = None
 ) -> AuditEvent:
     """Append one event: one INSERT, no lock. Must run inside the transaction of the change it records; the
     event is sealed into the hash chain after that transaction commits (see catalog.models.audit)."""
@@ -75,7 +76,8 @@ def audit_seal(*, batch: int = 5000) -> int:
                 event.seq, event.prev_hash = seq, prev
                 event.hash = prev = event.compute_hash()
             # The one sanctioned write to events: a plain QuerySet, not the append-only manager.
-            models.QuerySet(model=AuditEvent).bulk_update(pending, ["seq", "prev_hash", "hash"], batch_size=1000)
+            events: models.QuerySet[AuditEvent] = models.QuerySet(model=AuditEvent)
+            events.bulk_update(pending, ["seq", "prev_hash", "hash"], batch_size=1000)
             AuditChainHead.objects.filter(pk=head.pk).update(
                 last_seq=seq, last_hash=prev, count=head.count + len(pending)
             )

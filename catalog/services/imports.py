@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from ..domain.descriptor import DECLARED_FIELDS, Descriptor
@@ -75,7 +75,7 @@ def derived_fields(descriptor: Descriptor, owner_rule: OwnershipRule | None) -> 
 
 
 def catalog_import(
-    *, raw: bytes, via: str, imported_by: AbstractBaseUser | None = None, actor: Actor | None = None
+    *, raw: bytes, via: str, imported_by: User | None = None, actor: Actor | None = None
 ) -> ImportResult:
     """Import a manifest. Raises ManifestError (nothing written) when it has any problem.
 
@@ -88,7 +88,7 @@ def catalog_import(
         return _import_locked(raw=raw, via=via, imported_by=imported_by, actor=actor)
 
 
-def _import_locked(*, raw: bytes, via: str, imported_by: AbstractBaseUser | None, actor: Actor) -> ImportResult:
+def _import_locked(*, raw: bytes, via: str, imported_by: User | None, actor: Actor) -> ImportResult:
     # The byte-identical manifest of a system's current revision was valid and fully applied: skip parsing.
     identical = (
         CatalogState.objects.select_related("current_revision")
@@ -105,7 +105,11 @@ def _import_locked(*, raw: bytes, via: str, imported_by: AbstractBaseUser | None
     # Lock the bare row, then read the revision in a new statement: under READ COMMITTED a joined
     # read in the locking statement would see the revision row from before the wait (a stale number).
     state = CatalogState.objects.select_for_update().get(pk=state.pk)
-    latest = CatalogRevision.objects.filter(pk=state.current_revision_id).first()
+    latest = (
+        CatalogRevision.objects.filter(pk=state.current_revision_id).first()
+        if state.current_revision_id is not None
+        else None
+    )
     if latest is not None and latest.manifest_sha256 == manifest.sha256:
         return ImportResult(system=system, revision=latest, unchanged=True)
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -111,11 +112,12 @@ class _Echo:
 
 
 @page("catalog-export")
-def catalog_export(request: HttpRequest, fmt: str) -> HttpResponse:
+def catalog_export(request: HttpRequest, fmt: str) -> HttpResponseBase:
     """Exactly the filtered set, every page of it, as CSV or JSON."""
     _, filters = _catalog_query(request)
     rows = (_export_row(t) for t in catalog_tools(filters).iterator(chunk_size=1000))
     stamp = timezone.now().strftime("%Y%m%d-%H%M")
+    response: HttpResponseBase
     if fmt == "json":
         response = HttpResponse(
             json.dumps(list(rows), ensure_ascii=False, indent=1), content_type="application/json; charset=utf-8"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, time
+from typing import Any
 
 from django.contrib import messages
 from django.core.paginator import Paginator
@@ -26,19 +27,19 @@ PAGE_SIZE = 50
 @page("findings")
 def findings_page(request: HttpRequest) -> HttpResponse:
     form = FindingFilterForm(request.GET or None)
-    filters: dict[str, object] = {}
+    filters: dict[str, Any] = {}
     if form.is_bound and form.is_valid():
         data = form.cleaned_data
         filters = {k: data[k] or None for k in ("rule", "severity", "system", "owner")}
         filters["waived"] = form.waived_value()
-    page = Paginator(findings_list(**filters), PAGE_SIZE).get_page(request.GET.get("page"))  # type: ignore[arg-type]
+    page = Paginator(findings_list(**filters), PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
     context = {
         "form": form,
         "page": page,
         "query": query.urlencode(),
-        "counts": finding_counts_per_rule(system=filters.get("system")),  # type: ignore[arg-type]
+        "counts": finding_counts_per_rule(system=filters.get("system")),
         "rules": RULES,
     }
     template = "catalog/findings.html#results" if request.htmx else "catalog/findings.html"  # type: ignore[attr-defined]
@@ -85,7 +86,7 @@ def revision_review_view(request: HttpRequest, system: str, number: int) -> Http
     revision = get_object_or_404(CatalogRevision, system=system, number=number)
     form = ReviewForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
+        messages.error(request, "; ".join(f"{k}: {' '.join(map(str, v))}" for k, v in form.errors.items()))
         return redirect("revision", system=system, number=number)
     try:
         revision_review(
@@ -115,7 +116,7 @@ def waiver_grant_view(request: HttpRequest, system: str, declared_id: str) -> Ht
     tool = _tool(system, declared_id)
     form = WaiverForm(request.POST, rules=sorted(RULES))
     if not form.is_valid():
-        messages.error(request, "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
+        messages.error(request, "; ".join(f"{k}: {' '.join(map(str, v))}" for k, v in form.errors.items()))
         return redirect("tool", system=system, declared_id=declared_id)
     # A waiver runs to the end of the chosen day, in the console's time zone.
     expires = timezone.make_aware(datetime.combine(form.cleaned_data["expires_on"], time(23, 59, 59)))
