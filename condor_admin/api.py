@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
 from csp.decorators import csp_update
+from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.urls import URLPattern
 from ninja import NinjaAPI
@@ -18,6 +20,8 @@ from catalog.api_input import unstorable_text
 from catalog.cards.api import router as cards_router
 from catalog.owners_api import router as owners_router
 from catalog.rag.api import router as rag_router
+
+log = logging.getLogger(__name__)
 
 
 class CondorAPI(NinjaAPI):
@@ -93,3 +97,16 @@ def invalid(request: HttpRequest, exc: ValidationError) -> HttpResponse:
 @api.exception_handler(HttpError)
 def http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
     return api.create_response(request, {"detail": str(exc)}, status=exc.status_code)
+
+
+@api.exception_handler(OperationalError)
+@api.exception_handler(InterfaceError)
+def database_unavailable(request: HttpRequest, exc: Exception) -> HttpResponse:
+    """The database is away (restart, failover) or refused the connection: a 503 the runtime can recognise as
+    transient and retry (with its idempotency key), not the 500 HTML page a bug gets (tests/faults/)."""
+    log.error("API %s %s answered 503, database unavailable: %s", request.method, request.path, exc)
+    response = api.create_response(
+        request, {"detail": "the database is unavailable; retry in a few seconds"}, status=503
+    )
+    response["Retry-After"] = "5"
+    return response

@@ -129,6 +129,9 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # pick up what was not queued) instead of holding the response.
 CELERY_BROKER_CONNECTION_TIMEOUT = 1
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.2}
+# Nothing reads a task's result. Storing none also keeps `.delay()` from subscribing the caller to a result
+# channel first, which with Redis down retried for 20 s before the send was even tried (tests/faults/).
+CELERY_TASK_IGNORE_RESULT = True
 
 # The catalog profile this deployment runs under (the boot gate checks it).
 CONDOR_ACTIVE_PROFILE = os.environ.get("CONDOR_ACTIVE_PROFILE", "")
