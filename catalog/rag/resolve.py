@@ -68,6 +68,42 @@ class SystemIndex:
     rows: list[IndexedTool]
     floors: list[tuple[str, str, list[str]]]  # (slug, trigger, tool ids)
     revision: object
+    _eligible: dict[str, tuple[dict[str, bool], np.ndarray]] = field(default_factory=dict)
+
+    def eligibility(self, profile: CatalogProfile) -> tuple[dict[str, bool], np.ndarray]:
+        """Plan eligibility under a profile: per key, and as a mask over the vector rows (cached per profile)."""
+        cached = self._eligible.get(profile.slug)
+        if cached is None:
+            by_key = {
+                t.key: is_plan_eligible(
+                    plane=t.plane,
+                    availability=t.availability,
+                    declared_id=t.declared_id,
+                    profile_availabilities=profile.availabilities,
+                    profile_includes=profile.includes,
+                )
+                for t in self.tools
+            }
+            cached = (by_key, np.array([by_key[t.key] for t in self.rows], dtype=bool))
+            self._eligible[profile.slug] = cached
+        return cached
+
+
+RANKING_HEAD = 50
+
+
+class _LazyRanks:
+    """Rank and score of any tool under one prompt, computed only when asked (the playground's why-not)."""
+
+    def __init__(self, index: SystemIndex, scores: np.ndarray) -> None:
+        self.index, self.scores = index, scores
+
+    def get(self, key: str) -> Hit | None:
+        tool = self.index.by_key.get(key)
+        if tool is None or tool.row is None or self.scores[tool.row] == -np.inf:
+            return None
+        score = self.scores[tool.row]
+        return Hit(tool, round(float(score), 4), int(np.count_nonzero(self.scores > score)) + 1)
 
 
 @dataclass
@@ -188,7 +224,8 @@ class Snapshot:
     total_bytes: int
     shed: list[Candidate] = field(default_factory=list)
     dropped: list[dict[str, str]] = field(default_factory=list)
-    ranking: list[Hit] = field(default_factory=list)  # every eligible tool with a vector, by score
+    ranking: list[Hit] = field(default_factory=list)  # the best eligible tools with a vector, by score
+    ranks: _LazyRanks | None = field(default=None, repr=False)  # any eligible tool's Hit, on demand
     top_k: int = 0
     min_score: float = 0.0
     byte_budget: int | None = None
@@ -224,27 +261,21 @@ def rag_resolve(
     if sys_index is None:
         raise ResolveError(f"system: {system!r} has no imported catalog (known: {', '.join(sorted(index.systems))})")
 
-    def eligible(t: IndexedTool) -> bool:
-        return is_plan_eligible(
-            plane=t.plane,
-            availability=t.availability,
-            declared_id=t.declared_id,
-            profile_availabilities=profile_row.availabilities,
-            profile_includes=profile_row.includes,
-        )
-
-    eligibility = {t.key: eligible(t) for t in sys_index.tools}
+    eligibility, row_mask = sys_index.eligibility(profile_row)
     ranking: list[Hit] = []
+    ranks: _LazyRanks | None = None
     if sys_index.rows and prompt.strip():
         query = query_vector if query_vector is not None else embedder.embed([prompt])[0]
-        scores = sys_index.matrix @ query
-        order = np.argsort(-scores, kind="stable")
-        rank = 0
-        for row in order.tolist():
-            tool = sys_index.rows[row]
-            if eligibility[tool.key]:
-                rank += 1
-                ranking.append(Hit(tool, round(float(scores[row]), 4), rank))
+        scores = np.where(row_mask, sys_index.matrix @ query, -np.inf)
+        # Only the head of the ranking is materialised; a tool further down gets its rank on demand (why-not).
+        head = min(len(scores), max(RANKING_HEAD, top_k))
+        order = np.argpartition(-scores, head - 1)[:head] if head < len(scores) else np.arange(len(scores))
+        order = order[np.argsort(-scores[order], kind="stable")]
+        for rank, row in enumerate(order.tolist(), start=1):
+            if scores[row] == -np.inf:
+                break
+            ranking.append(Hit(sys_index.rows[row], round(float(scores[row]), 4), rank))
+        ranks = _LazyRanks(sys_index, scores)
     min_score = settings.CONDOR_RAG_MIN_SCORE
     hits = [
         Proposed(h.tool.declared_id, RAG_RETRIEVED, h.score, h.rank)
@@ -293,6 +324,7 @@ def rag_resolve(
         shed=shed,
         dropped=[{"toolId": d.tool_id, "reason": d.reason} for d in ordered.dropped],
         ranking=ranking,
+        ranks=ranks,
         top_k=top_k,
         min_score=min_score,
         byte_budget=byte_budget,
@@ -315,7 +347,7 @@ def why_not(snapshot: Snapshot, expected: str) -> str:
         return f"{expected} is not a live {snapshot.system} tool (unknown id, or retired)."
     if tool.plane != Plane.BUSINESS.value:
         return f"{tool.declared_id} is on the {tool.plane} plane: only business tools are candidates."
-    hit = next((h for h in snapshot.ranking if h.tool.key == key), None)
+    hit = snapshot.ranks.get(key) if snapshot.ranks is not None else None
     if hit is None:
         if tool.vector_state in {"missing", "stale", "no-text"}:
             detail = {

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from catalog.rag import embedders
+from catalog.rag import embedders, resolve, vectors
 from catalog.rag.vectors import embeddable_tools, embeddings_refresh
 from catalog.services.imports import catalog_import
 
@@ -36,9 +36,8 @@ class CountingEmbedder:
 @pytest.fixture
 def counting_embedder(monkeypatch: pytest.MonkeyPatch) -> CountingEmbedder:
     counter = CountingEmbedder(embedders.get_embedder())
-    monkeypatch.setattr(embedders, "get_embedder", lambda: counter)
-    monkeypatch.setattr("catalog.rag.vectors.get_embedder", lambda: counter)
-    monkeypatch.setattr("catalog.rag.resolve.get_embedder", lambda: counter)
+    for module in (embedders, vectors, resolve):
+        monkeypatch.setattr(module, "get_embedder", lambda: counter)
     return counter
 
 
