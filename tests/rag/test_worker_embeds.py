@@ -54,6 +54,7 @@ def start_worker(env: dict[str, str], log: Path, tmp_path: Path) -> subprocess.P
         env=env,
         stdout=log.open("a"),
         stderr=subprocess.STDOUT,
+        start_new_session=True,  # its own process group: the kill takes the embedded beat with it
     )
 
 
@@ -80,7 +81,7 @@ def test_the_worker_embeds_an_import_and_heals_after_kill_9(
         deadline = time.monotonic() + 180
         while embedding_status().embedded == 0 and time.monotonic() < deadline and worker.poll() is None:
             time.sleep(0.05)
-        os.kill(worker.pid, signal.SIGKILL)  # mid-batch: no chance to ack, finish or clean up
+        os.killpg(worker.pid, signal.SIGKILL)  # mid-batch, worker and beat: no chance to ack, finish or clean up
         worker.wait(timeout=30)
         at_kill = embedding_status().embedded
         assert 0 < at_kill < total, log.read_text()[-3000:]
@@ -101,7 +102,7 @@ def test_the_worker_embeds_an_import_and_heals_after_kill_9(
         assert (status.embedded, status.stale, status.missing) == (total, 0, 0), log.read_text()[-3000:]
     finally:
         if worker.poll() is None:
-            worker.terminate()
+            os.killpg(worker.pid, signal.SIGTERM)
             worker.wait(timeout=30)
     assert "catalog.rag.tasks.sweep_embeddings" in log.read_text()
     duplicated = ToolEmbedding.objects.values("tool_id", "model_id").annotate(n=Count("pk")).filter(n__gt=1)
