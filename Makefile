@@ -45,13 +45,16 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 
+# gunicorn, Celery and the Redis client are main dependencies (the stamp installs them); PostgreSQL and
+# redis-server come from the system (the load scripts say so when missing).
 bench: $(STAMP)
 	$(PY) bench/import_catalog.py
 	$(PY) bench/lint_catalog.py
 	$(PY) bench/console_pages.py
 	$(PY) bench/cards_bundle.py
-	$(PIP) install --quiet -e '.[test,bench]'
+	$(PY) bench/rag_worker.py
 	$(PY) bench/approvals_load.py
+	$(PY) bench/load_mixed.py --seconds 300
 
 clean:
 	rm -rf $(VENV) db.sqlite3 .pytest_cache .ruff_cache .mypy_cache

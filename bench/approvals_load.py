@@ -17,135 +17,22 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import glob
 import json
 import os
-import re
 import shutil
 import signal
-import socket
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
-import urllib.parse
-import urllib.request
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-PY = sys.executable
+from _load import PY, ROOT, Connection, Services, free_port, manage, percentile, production_env, sign_in, start_gunicorn
+
 PATIENT = "3f2a61d0-5b7c-4e8a-9d1e-0c4b2a7f9c1d"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-# --- services --------------------------------------------------------------------------------------
-
-
-class Services:
-    """Throw-away PostgreSQL and Redis for one run; stopped on exit."""
-
-    def __init__(self) -> None:
-        self.work = Path(tempfile.mkdtemp(prefix="condor-bench-"))
-        self.stops: list[Any] = []
-
-    def postgres(self) -> str:
-        if os.environ.get("DATABASE_URL", "").startswith("postgres"):
-            return os.environ["DATABASE_URL"]
-        bins = sorted(glob.glob("/usr/lib/postgresql/*/bin"))
-        if not bins:
-            sys.exit("no PostgreSQL server binaries found (apt-get install postgresql) and no DATABASE_URL")
-        pgbin, port, data = bins[-1], free_port(), self.work / "pg"
-        as_pg = os.geteuid() == 0  # initdb refuses to run as root
-        if as_pg:
-            shutil.chown(self.work, "postgres")
-
-        def run(cmd: str) -> None:
-            full = ["su", "postgres", "-s", "/bin/sh", "-c", cmd] if as_pg else ["/bin/sh", "-c", cmd]
-            subprocess.run(full, check=True, stdout=subprocess.DEVNULL)
-
-        run(f"'{pgbin}/initdb' -D '{data}' -A trust -U condor -E UTF8")
-        opts = f"-p {port} -k '{self.work}' -c listen_addresses=127.0.0.1 -c max_connections=200"
-        run(f"'{pgbin}/pg_ctl' -D '{data}' -l '{self.work}/pg.log' -w -o \"{opts}\" start")
-        self.stops.append(lambda: run(f"'{pgbin}/pg_ctl' -D '{data}' -m immediate stop"))
-        subprocess.run([f"{pgbin}/createdb", "-h", "127.0.0.1", "-p", str(port), "-U", "condor", "condor"], check=True)
-        return f"postgres://condor@127.0.0.1:{port}/condor"
-
-    def redis(self) -> str:
-        if os.environ.get("REDIS_URL"):
-            return os.environ["REDIS_URL"]
-        if not shutil.which("redis-server"):
-            print("no redis-server: notifications run in-process after commit (slower than production)")
-            return ""
-        port = free_port()
-        proc = subprocess.Popen(
-            ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-            stdout=subprocess.DEVNULL,
-        )
-        self.stops.append(proc.terminate)
-        time.sleep(0.3)
-        return f"redis://127.0.0.1:{port}/0"
-
-    def stop(self) -> None:
-        for stop in reversed(self.stops):
-            try:
-                stop()
-            except Exception as exc:  # keep stopping the rest
-                print(f"stopping a service failed: {exc}", file=sys.stderr)
-        shutil.rmtree(self.work, ignore_errors=True)
-
-
-# --- a minimal keep-alive HTTP/1.1 client (the standard library has no async one) --------------------
-
-
-class Connection:
-    def __init__(self, port: int) -> None:
-        self.port = port
-        self.reader: asyncio.StreamReader | None = None
-        self.writer: asyncio.StreamWriter | None = None
-        self.cookies: dict[str, str] = {}
-
-    async def request(
-        self, method: str, path: str, body: bytes = b"", headers: dict[str, str] | None = None
-    ) -> tuple[int, bytes]:
-        if self.writer is None:
-            self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
-        head = [f"{method} {path} HTTP/1.1", "Host: 127.0.0.1", f"Content-Length: {len(body)}"]
-        head += [f"{k}: {v}" for k, v in (headers or {}).items()]
-        if self.cookies:
-            head.append("Cookie: " + "; ".join(f"{k}={v}" for k, v in self.cookies.items()))
-        self.writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + body)
-        assert self.reader is not None
-        status_line = await self.reader.readline()
-        if not status_line:  # the server closed an idle keep-alive connection: reconnect once
-            self.writer = None
-            return await self.request(method, path, body, headers)
-        status = int(status_line.split()[1])
-        length, close = 0, False
-        while (line := await self.reader.readline()) not in (b"\r\n", b""):
-            name, _, value = line.decode("latin-1").partition(":")
-            name, value = name.strip().lower(), value.strip()
-            if name == "content-length":
-                length = int(value)
-            elif name == "connection" and value.lower() == "close":
-                close = True
-            elif name == "set-cookie":
-                key, _, rest = value.partition("=")
-                self.cookies[key] = rest.split(";", 1)[0]
-        data = await self.reader.readexactly(length) if length else b""
-        if close:
-            self.writer.close()
-            self.writer = None
-        return status, data
 
 
 @dataclass
@@ -160,11 +47,6 @@ class Stats:
             self.errors[name] += 1
             if len(self.samples) < 5:
                 self.samples.append(f"{name}: {detail[:300]!r}")
-
-
-def percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
 def report(phase: str, stats: Stats, seconds: float) -> dict[str, Any]:
@@ -208,18 +90,6 @@ def evaluate_body(key: str) -> bytes:
             "idempotencyKey": key,
         }
     ).encode()
-
-
-async def sign_in(conn: Connection, username: str, password: str) -> str:
-    status, page = await conn.request("GET", "/login/")
-    token = re.search(rb'name="csrfmiddlewaretoken" value="([^"]+)"', page)
-    assert status == 200 and token, status
-    form = urllib.parse.urlencode(
-        {"csrfmiddlewaretoken": token.group(1).decode(), "username": username, "password": password}
-    ).encode()
-    status, _ = await conn.request("POST", "/login/", form, {"Content-Type": "application/x-www-form-urlencoded"})
-    assert status == 302 and "sessionid" in conn.cookies, f"sign-in failed ({status})"
-    return conn.cookies["csrftoken"]
 
 
 async def drive(port: int, phase: str, seconds: float, concurrency: int, token: str, password: str) -> Stats:
@@ -268,15 +138,6 @@ async def drive(port: int, phase: str, seconds: float, concurrency: int, token: 
 # --- setup and main ------------------------------------------------------------------------------------
 
 
-def manage(env: dict[str, str], *args: str, stdin: str | None = None) -> str:
-    done = subprocess.run(
-        [PY, "manage.py", *args], cwd=ROOT, env=env, input=stdin, capture_output=True, text=True, check=False
-    )
-    if done.returncode:
-        sys.exit(f"manage.py {' '.join(args)} failed:\n{done.stderr}")
-    return done.stdout
-
-
 SETUP = """
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
@@ -307,20 +168,7 @@ def main() -> None:
     services = Services()
     server = None
     try:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "PYTEST"))}
-        env.update(
-            DATABASE_URL=services.postgres(),
-            REDIS_URL=services.redis(),
-            DEBUG="false",
-            SECRET_KEY="bench-" + uuid.uuid4().hex,
-            ALLOWED_HOSTS="127.0.0.1",
-            CONN_MAX_AGE="60",  # persistent connections, as a production deployment runs
-            # Production settings, but plain HTTP on loopback (TLS would terminate in front of gunicorn).
-            SECURE_SSL_REDIRECT="false",
-            STATIC_ROOT=str(services.work / "static"),
-            LOG_LEVEL="WARNING",
-            CONDOR_ACTIVE_PROFILE="",
-        )
+        env = production_env(services)
         manage(env, "migrate", "--no-input", "-v0")
         manage(env, "collectstatic", "--no-input", "-v0")
         manage(env, "load_demo")
@@ -328,14 +176,12 @@ def main() -> None:
         token = manage(env, "shell", "-c", SETUP.format(password=password)).split("TOKEN=")[1].strip()
         port = free_port()
         server_env = {**env, "DJANGO_SETTINGS_MODULE": "approvals_bench_settings"}
-        server = subprocess.Popen(
+        server = start_gunicorn(
+            server_env,
+            port,
             [
-                str(Path(PY).parent / "gunicorn"),
-                "condor_admin.wsgi:application",
                 "--pythonpath",
                 str(ROOT / "bench"),
-                "--bind",
-                f"127.0.0.1:{port}",
                 "--workers",
                 str(args.workers),
                 "--worker-class",
@@ -347,17 +193,7 @@ def main() -> None:
                 "--log-level",
                 "warning",
             ],
-            cwd=ROOT,
-            env=server_env,
         )
-        for _ in range(100):
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/login/", timeout=1)  # noqa: S310 - loopback
-                break
-            except OSError:
-                time.sleep(0.2)
-        else:
-            sys.exit("gunicorn did not start")
         print(
             f"gunicorn: {args.workers} {args.worker_class} workers × {args.threads} threads on 127.0.0.1:{port}; "
             f"PostgreSQL {env['DATABASE_URL'].rsplit('@', 1)[-1]}; broker {env['REDIS_URL'] or 'none'}; "
