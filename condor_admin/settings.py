@@ -13,6 +13,12 @@ import dj_database_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
+# One BLAS thread per process, set before numpy loads: gunicorn threads and Celery processes are the parallelism.
+# OpenBLAS's own thread pool doubled the web process's CPU per request under concurrent load (the embedder's
+# matrix products; bench/load_mixed.py measured 30.7 → 15.3 ms per request at 40 req/s).
+for _blas_threads in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_blas_threads, "1")
+
 
 def env_bool(name: str, default: bool) -> bool:
     value = os.environ.get(name)

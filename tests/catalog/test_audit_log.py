@@ -170,8 +170,10 @@ def test_sealing_follows_commit_order_not_id_order() -> None:
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("broker", [True], indirect=True)
 def test_concurrent_appends_and_sealers_build_one_unbroken_chain(broker: None) -> None:
-    """8 writers append 25 events each in their own transactions while 3 sealers run: one chain, no gap."""
-    barrier = threading.Barrier(11)
+    """8 writers append 25 events each in their own transactions while 3 sealers run: one chain, no gap; and a
+    verification running meanwhile never mistakes a seal in progress for a broken chain."""
+    barrier = threading.Barrier(12)
+    verdicts: list[str] = []
     done = threading.Event()
 
     def writer(n: int) -> None:
@@ -191,8 +193,17 @@ def test_concurrent_appends_and_sealers_build_one_unbroken_chain(broker: None) -
         finally:
             connection.close()
 
+    def verifier() -> None:
+        barrier.wait()
+        try:
+            while not done.is_set():
+                result = audit_verify(seal=False)
+                verdicts.append("ok" if result.ok else result.reason)
+        finally:
+            connection.close()
+
     writers = [threading.Thread(target=writer, args=(n,)) for n in range(8)]
-    sealers = [threading.Thread(target=sealer) for _ in range(3)]
+    sealers = [threading.Thread(target=sealer) for _ in range(3)] + [threading.Thread(target=verifier)]
     for t in writers + sealers:
         t.start()
     for t in writers:
@@ -200,6 +211,7 @@ def test_concurrent_appends_and_sealers_build_one_unbroken_chain(broker: None) -
     done.set()
     for t in sealers:
         t.join()
+    assert verdicts and set(verdicts) == {"ok"}, [v for v in verdicts if v != "ok"][:3]
     result = audit_verify()
     assert result.ok, result.reason
     assert result.checked == 200
