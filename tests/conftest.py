@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -224,3 +225,17 @@ def _session_embedder() -> Any:
     embedders._cached = cached  # type: ignore[assignment]
     yield
     embedders._cached = real  # type: ignore[assignment]
+
+
+@contextmanager
+def tasks_in_process() -> Iterator[None]:
+    """Celery tasks run in this process after commit, even when REDIS_URL names a real broker (the real worker
+    and beat have their own tests)."""
+    from condor_admin.celery import app
+
+    saved = app.conf.task_always_eager, app.conf.task_eager_propagates
+    app.conf.task_always_eager, app.conf.task_eager_propagates = True, True
+    try:
+        yield
+    finally:
+        app.conf.task_always_eager, app.conf.task_eager_propagates = saved

@@ -130,9 +130,11 @@ def retrieval_evaluate(*, cases_path: Path = DEFAULT_CASES, run_by: str = "cli")
         recall_at_10=scores.recall[10],
         mrr=scores.mrr,
         in_snapshot=reached / len(cases),
-        by_language={
-            lang: {"cases": len(items), "recall_at_5": evaluate(items).recall[5], "mrr": evaluate(items).mrr}
-            for lang, items in sorted(by_language.items())
-        },
+        by_language={lang: _language_figures(items) for lang, items in sorted(by_language.items())},
         failures=failures,
     )
+
+
+def _language_figures(items: list[RankedCase]) -> dict[str, float | int]:
+    scores = evaluate(items)
+    return {"cases": len(items), "recall_at_5": scores.recall[5], "mrr": scores.mrr}

@@ -5,8 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import transaction
 
-from ..domain import rules
-from ..models import CatalogState, Finding, Tool
+from ..models import CatalogState, Tool
 from .siblings import near_duplicate_pairs
 from .vectors import current_vectors
 
@@ -25,28 +24,13 @@ def sibling_pairs_for(system: str) -> list[tuple[str, str, float]]:
 def sibling_findings_refresh(system: str) -> int:
     """Replace the system's sibling findings after its vectors changed. Takes the import's per-system lock, so a
     refresh and an import never interleave their writes to the findings."""
-    from ..services.findings import lint_view_from_db
+    from ..services.findings import findings_store, lint_view_from_db
 
     with transaction.atomic():
         state = CatalogState.objects.select_for_update().filter(system=system).first()
-        if state is None or state.current_revision_id is None:
+        if state is None or state.current_revision is None:
             return 0
-        view = lint_view_from_db(system)
-        found = rules.lint(view, only=[RULE])
         pks = dict(Tool.objects.filter(system=system).live().values_list("declared_id", "pk"))
-        Finding.objects.filter(system=system, rule=RULE).delete()
-        Finding.objects.bulk_create(
-            [
-                Finding(
-                    system=system,
-                    tool_id=pks[f.tool_id] if f.tool_id else None,
-                    rule=f.rule,
-                    severity=f.severity,
-                    message=f.message,
-                    details=f.details,
-                    revision_id=state.current_revision_id,
-                )
-                for f in found
-            ]
+        return findings_store(
+            view=lint_view_from_db(system), revision=state.current_revision, tool_pks=pks, only=[RULE]
         )
-    return len(found)

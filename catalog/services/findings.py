@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from ..domain import rules
 from ..domain.descriptor import DECLARED_FIELDS, Descriptor
@@ -60,10 +60,18 @@ def lint_view_from_db(system: str) -> rules.LintCatalog:
     )
 
 
-def findings_store(*, view: rules.LintCatalog, revision: CatalogRevision, tool_pks: Mapping[str, int]) -> int:
-    """Replace the system's stored findings with the lint of `view`. Runs inside the import transaction."""
-    found = rules.lint(view)
-    Finding.objects.filter(system=view.system).delete()
+def findings_store(
+    *,
+    view: rules.LintCatalog,
+    revision: CatalogRevision,
+    tool_pks: Mapping[str, int],
+    only: Sequence[str] | None = None,
+) -> int:
+    """Replace the system's stored findings with the lint of `view` (of the rules in `only`, when given: their
+    findings are replaced, the others kept). Runs inside the transaction that changed what it lints."""
+    found = rules.lint(view, only=only)
+    stored = Finding.objects.filter(system=view.system)
+    (stored.filter(rule__in=only) if only is not None else stored).delete()
     Finding.objects.bulk_create(
         [
             Finding(

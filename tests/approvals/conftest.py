@@ -10,6 +10,7 @@ import pytest
 from django.test import Client
 
 from catalog.services.imports import catalog_import
+from tests.conftest import tasks_in_process
 
 PATIENT = "3f2a61d0-5b7c-4e8a-9d1e-0c4b2a7f9c1d"
 PRESCRIPTION_SCHEMA: dict[str, Any] = {
@@ -54,14 +55,8 @@ def load_catalog(manifests: Any) -> None:
 
 @pytest.fixture(autouse=True)
 def _in_process_celery() -> Iterator[None]:
-    """Unit tests run tasks in-process (after commit), even when REDIS_URL points at a real broker;
-    the real worker and beat have their own test (test_worker_beat.py)."""
-    from condor_admin.celery import app
-
-    saved = app.conf.task_always_eager, app.conf.task_eager_propagates
-    app.conf.task_always_eager, app.conf.task_eager_propagates = True, True
-    yield
-    app.conf.task_always_eager, app.conf.task_eager_propagates = saved
+    with tasks_in_process():
+        yield
 
 
 @pytest.fixture(autouse=True)

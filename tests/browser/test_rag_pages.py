@@ -10,6 +10,7 @@ import pytest
 from django.core.management import call_command
 
 from tests.browser.conftest import sign_in
+from tests.conftest import tasks_in_process
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -17,13 +18,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture
 def demo_embedded(transactional_db: Any) -> Iterator[None]:
     """The demo as `make run` loads it: tasks in-process, so the import embeds every tool after commit."""
-    from condor_admin.celery import app
-
-    saved = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    call_command("load_demo", stdout=io.StringIO())
-    yield
-    app.conf.task_always_eager = saved
+    with tasks_in_process():
+        call_command("load_demo", stdout=io.StringIO())
+        yield
 
 
 def test_playground_resolves_in_place_and_explains_a_missing_tool(

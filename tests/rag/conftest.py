@@ -12,6 +12,7 @@ import pytest
 from catalog.rag import embedders, resolve, vectors
 from catalog.rag.vectors import embeddable_tools, embeddings_refresh
 from catalog.services.imports import catalog_import
+from tests.conftest import tasks_in_process
 
 DEMO = Path(__file__).resolve().parents[2] / "catalog" / "demo"
 
@@ -43,14 +44,8 @@ def counting_embedder(monkeypatch: pytest.MonkeyPatch) -> CountingEmbedder:
 
 @pytest.fixture(autouse=True)
 def _in_process_celery() -> Iterator[None]:
-    """Tasks run in-process after commit here, even when REDIS_URL names a real broker (the real worker has
-    its own test)."""
-    from condor_admin.celery import app
-
-    saved = app.conf.task_always_eager, app.conf.task_eager_propagates
-    app.conf.task_always_eager, app.conf.task_eager_propagates = True, True
-    yield
-    app.conf.task_always_eager, app.conf.task_eager_propagates = saved
+    with tasks_in_process():
+        yield
 
 
 def import_demo() -> None:
