@@ -51,4 +51,4 @@ def bare_insert(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"id": str(row.pk)}, status=201)
 
 
-urlpatterns = [*app_urlpatterns, path("bench/bare-insert", bare_insert)]
+urlpatterns = [*app_urlpatterns, path("api/bench/bare-insert", bare_insert)]

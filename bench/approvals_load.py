@@ -2,7 +2,8 @@
 
 Phases (each --seconds long, closed loop: every connection sends its next request when the last answered):
   evaluate  POST /api/v1/approvals/evaluate, every call suspending (tier high) with a fresh idempotency key
-  bare      POST /bench/bare-insert: a bare Django view inserting the same row (no token, policy, audit)
+  bare      POST /api/bench/bare-insert: a bare Django view inserting the same row (no token, policy, audit),
+            behind the same middleware as the API
   flow      the whole life of a call: evaluate → GET → decide (the approver's htmx POST) → consume
 
 Reports requests/s, p50/p90/p99/max latency and errors per phase, and the evaluate/bare ratio.
@@ -30,7 +31,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from _load import PY, ROOT, Connection, Services, free_port, manage, percentile, production_env, sign_in, start_gunicorn
+from _load import (
+    PY,
+    ROOT,
+    Connection,
+    CpuMeter,
+    Services,
+    cpu_delta,
+    free_port,
+    manage,
+    percentile,
+    production_env,
+    sign_in,
+    start_gunicorn,
+)
 
 PATIENT = "3f2a61d0-5b7c-4e8a-9d1e-0c4b2a7f9c1d"
 
@@ -49,8 +63,13 @@ class Stats:
                 self.samples.append(f"{name}: {detail[:300]!r}")
 
 
-def report(phase: str, stats: Stats, seconds: float) -> dict[str, Any]:
+def report(phase: str, stats: Stats, seconds: float, used: dict[str, float]) -> dict[str, Any]:
     out: dict[str, Any] = {}
+    sent = sum(len(values) for values in stats.latencies.values())
+    wall = used.pop("wall")
+    parts = ", ".join(f"{part} {cpu * 1000 / sent:.2f}" for part, cpu in used.items())
+    machine = wall * (os.cpu_count() or 1)  # CPU seconds the machine had; the rest went to other processes or idle
+    cpu_ms = {part: cpu * 1000 / sent for part, cpu in used.items()}
     print(f"\n{phase}: {seconds:.0f} s")
     columns = ("requests", "req/s", "p50 ms", "p90 ms", "p99 ms", "max ms")
     print(f"  {'endpoint':<10} " + " ".join(f"{c:>9}" for c in columns) + " errors")
@@ -71,7 +90,8 @@ def report(phase: str, stats: Stats, seconds: float) -> dict[str, Any]:
         )
     for sample in stats.samples:
         print(f"  error sample: {sample}")
-    return out
+    print(f"  CPU ms per request: {parts}; the measured parts used {sum(used.values()) / machine:.0%} of the machine")
+    return {"endpoints": out, "cpu_ms_per_request": cpu_ms}
 
 
 # --- the load ----------------------------------------------------------------------------------------
@@ -106,7 +126,7 @@ async def drive(port: int, phase: str, seconds: float, concurrency: int, token: 
             key = f"{phase}-{n}-{i}-{uuid.uuid4().hex[:8]}"
             started = time.perf_counter()
             if phase == "bare":
-                status, body = await conn.request("POST", "/bench/bare-insert", evaluate_body(key), auth)
+                status, body = await conn.request("POST", "/api/bench/bare-insert", evaluate_body(key), auth)
                 stats.record("bare", started, status == 201, body)
                 continue
             status, body = await conn.request("POST", "/api/v1/approvals/evaluate", evaluate_body(key), auth)
@@ -199,16 +219,21 @@ def main() -> None:
             f"PostgreSQL {env['DATABASE_URL'].rsplit('@', 1)[-1]}; broker {env['REDIS_URL'] or 'none'}; "
             f"{args.concurrency} connections; {os.cpu_count()} CPUs"
         )
+        roots = {"web": [server.pid], "db": []}
+        if services.pg_data is not None:  # a DATABASE_URL server is not ours to measure
+            roots["db"] = [int((services.pg_data / "postmaster.pid").read_text().split()[0])]
+        cpu = CpuMeter(roots)
         # Warm every worker (imports, connections, caches) before measuring.
         asyncio.run(drive(port, "flow", 3, args.concurrency, token, password))
         results: dict[str, Any] = {}
         for phase in [p.strip() for p in args.phases.split(",") if p.strip()]:
+            before = cpu.read()
             stats = asyncio.run(drive(port, phase, args.seconds, args.concurrency, token, password))
-            results[phase] = report(phase, stats, args.seconds)
+            results[phase] = report(phase, stats, args.seconds, cpu_delta(before, cpu.read()))
         if "evaluate" in results and "bare" in results:
-            ratio = results["evaluate"]["evaluate"]["rps"] / results["bare"]["bare"]["rps"]
+            ratio = results["evaluate"]["endpoints"]["evaluate"]["rps"] / results["bare"]["endpoints"]["bare"]["rps"]
             print(f"\nevaluate / bare insert throughput: {ratio:.2f} (same run, same server)")
-        errors = sum(row["errors"] for phase in results.values() for row in phase.values())
+        errors = sum(row["errors"] for phase in results.values() for row in phase["endpoints"].values())
         print(f"\nerrors: {errors}")
         out = ROOT / "bench" / "out"
         out.mkdir(exist_ok=True)

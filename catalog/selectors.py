@@ -22,6 +22,7 @@ from django.db.models import (
 
 from .domain.vocabulary import Plane
 from .models import ApiToken, CatalogRevision, CatalogState, Finding, RevisionReview, Tool, ToolChange, Waiver
+from .precompiled import PrecompiledQuery
 
 if TYPE_CHECKING:
     from django_stubs_ext import WithAnnotations
@@ -33,14 +34,18 @@ UNOWNED = "-"
 def catalog_version() -> tuple[tuple[object, ...], ...]:
     """What names the live catalog exactly: each system's current revision. One small query.
 
-    In-process caches of the catalog (owner lookup, the approvals gate) rebuild when it changes. The
-    revision's creation time is part of it because ids alone can repeat after a test's rollback.
+    In-process caches of the catalog (owner lookup, the approvals gate, resolve) rebuild when it changes. The
+    revision's creation time is part of it because ids alone can repeat after a test's rollback. Every API call
+    that consults the catalog asks this first, so it is compiled once (see catalog.precompiled).
     """
-    return tuple(
-        CatalogState.objects.order_by("system").values_list(
-            "system", "current_revision_id", "current_revision__created_at"
-        )
+    return tuple(_CATALOG_VERSION.rows())
+
+
+_CATALOG_VERSION = PrecompiledQuery(
+    lambda: CatalogState.objects.order_by("system").values_list(
+        "system", "current_revision_id", "current_revision__created_at"
     )
+)
 
 
 @dataclass(frozen=True)

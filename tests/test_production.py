@@ -205,15 +205,18 @@ def test_plain_http_is_redirected_to_https(production: dict[str, Any]) -> None:
     assert production["insecure"]["headers"]["Location"] == "https://testserver/login/"
 
 
-def expect_security_headers(headers: dict[str, str]) -> None:
+def expect_security_headers(headers: dict[str, str], *, page: bool = True) -> None:
     assert headers["Strict-Transport-Security"] == "max-age=31536000; includeSubDomains"
     assert headers["X-Content-Type-Options"] == "nosniff"
     assert headers["Referrer-Policy"] == "same-origin"
     assert headers["X-Frame-Options"] == "DENY"
     assert headers["Cross-Origin-Opener-Policy"] == "same-origin"
     policy = headers["Content-Security-Policy"]
-    assert "script-src 'self'" in policy and "style-src 'self'" in policy and "unsafe-inline" not in policy
-    assert "frame-ancestors 'none'" in policy
+    if page:
+        assert "script-src 'self'" in policy and "style-src 'self'" in policy and "unsafe-inline" not in policy
+        assert "frame-ancestors 'none'" in policy
+    else:  # JSON for a service: nothing in it may load or run anything, nor be framed
+        assert policy == "default-src 'none'; frame-ancestors 'none'"
 
 
 def test_console_pages_carry_the_security_headers(production: dict[str, Any]) -> None:
@@ -225,7 +228,7 @@ def test_console_pages_carry_the_security_headers(production: dict[str, Any]) ->
 def test_api_answers_carry_the_security_headers(production: dict[str, Any]) -> None:
     assert production["api"]["status"] == 200
     assert production["api"]["headers"]["Content-Type"] == "application/json; charset=utf-8"
-    expect_security_headers(production["api"]["headers"])
+    expect_security_headers(production["api"]["headers"], page=False)
 
 
 def test_only_the_api_docs_may_load_data_images(production: dict[str, Any]) -> None:

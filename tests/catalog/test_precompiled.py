@@ -1,0 +1,62 @@
+"""Querysets compiled once: each call's values reach the SQL, constants stay, rows convert as the ORM's do."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+from django.db import connection, connections
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from catalog.auth import token_by_hash
+from catalog.models import ApiToken
+from catalog.precompiled import PrecompiledQuery
+
+pytestmark = pytest.mark.django_db
+
+
+def test_each_call_runs_with_its_own_values_and_keeps_the_query_constants(make_token: Any) -> None:
+    soon = timezone.now() + timedelta(days=1)
+    make_token("a", ("catalog",), expires_at=soon)
+    make_token("b", ("rag", "cards"))
+    make_token("c", ("rag",), revoked_at=timezone.now())
+    query = PrecompiledQuery(
+        lambda scope_name: ApiToken.objects.filter(name=scope_name, revoked_at__isnull=True).values_list(
+            "name", "scopes", "expires_at"
+        ),
+        "scope_name",
+    )
+    assert query.rows("a") == [("a", ["catalog"], soon)]  # JSON decoded, datetime aware, as the ORM returns them
+    assert query.rows("b") == [("b", ["rag", "cards"], None)]
+    assert query.rows("c") == []  # the constant condition (not revoked) is still part of the query
+    assert isinstance(query.rows("a")[0][2], datetime) and query.rows("a")[0][2].tzinfo is not None
+
+
+def test_compiled_once_per_connection(make_token: Any) -> None:
+    make_token("a")
+    query = PrecompiledQuery(lambda name: ApiToken.objects.filter(name=name).values_list("pk"), "name")
+    query.rows("a")
+    compiled = query._compiled[connections["default"]]
+    with CaptureQueriesContext(connection) as ran:
+        assert query.rows("a") == query.rows("a")
+    assert query._compiled[connections["default"]] is compiled
+    assert len(ran.captured_queries) == 2
+
+
+def test_a_placeholder_the_sql_does_not_carry_is_refused() -> None:
+    query = PrecompiledQuery(lambda name: ApiToken.objects.values_list("pk"), "name")
+    with pytest.raises(ValueError, match="placeholder"):
+        query.rows("a")
+
+
+def test_the_token_lookup_returns_a_whole_token(make_token: Any) -> None:
+    raw = make_token("runtime", ("approvals", "rag"), expires_at=timezone.now() + timedelta(hours=1))
+    token = token_by_hash(ApiToken.hash(raw))
+    stored = ApiToken.objects.get(name="runtime")
+    assert token is not None
+    assert [getattr(token, f.attname) for f in ApiToken._meta.concrete_fields] == [
+        getattr(stored, f.attname) for f in ApiToken._meta.concrete_fields
+    ]
+    assert token.is_usable() and token_by_hash(ApiToken.hash(raw + "x")) is None
