@@ -170,13 +170,17 @@ class Connection:
             head.append("Cookie: " + "; ".join(f"{k}={v}" for k, v in self.cookies.items()))
         self.writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + body)
         assert self.reader is not None
-        status_line = await self.reader.readline()
-        if not status_line:  # the server closed an idle keep-alive connection: reconnect once
-            self.writer = None
+        try:
+            head_block = await self.reader.readuntil(b"\r\n\r\n")  # the whole head in one read
+        except asyncio.IncompleteReadError as exc:
+            if exc.partial:
+                raise
+            self.writer = None  # the server closed an idle keep-alive connection: reconnect once
             return await self.request(method, path, body, headers)
+        status_line, *header_lines = head_block[:-4].split(b"\r\n")
         status = int(status_line.split()[1])
         length, close = 0, False
-        while (line := await self.reader.readline()) not in (b"\r\n", b""):
+        for line in header_lines:
             name, _, value = line.decode("latin-1").partition(":")
             name, value = name.strip().lower(), value.strip()
             if name == "content-length":
