@@ -14,8 +14,9 @@ from collections.abc import Callable
 from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connections
-from django.db.models import QuerySet
-from django.db.models.sql.compiler import SQLCompiler
+from django.db.models import Field, Model, QuerySet
+from django.db.models.sql.compiler import SQLCompiler, SQLInsertCompiler
+from django.db.models.sql.subqueries import InsertQuery
 
 # The compiler (its converters), the SQL, and per parameter: (index of the value a call passes, or None; constant).
 Compiled = tuple[SQLCompiler, str, list[tuple[int | None, Any]]]
@@ -56,3 +57,47 @@ class PrecompiledQuery:
             cursor.execute(sql, params)
             fetched = cursor.fetchall()
         return [tuple(row) for row in compiler.results_iter(results=[fetched])]
+
+
+# The compiler (it prepares each value), the fields in column order, the SQL.
+CompiledInsert = tuple[SQLInsertCompiler, list["Field[Any, Any]"], str]
+
+
+class PrecompiledInsert:
+    """`Model.save(force_insert=True)` for the rows an API call writes every time (an approval request, its audit
+    event), with the INSERT compiled once per connection. Values are prepared by the ORM's own compiler
+    (`prepare_value`), so a row stored this way is the row `save()` would store; the database's generated
+    primary key comes back with RETURNING. No model signals are sent (none are connected to these models)."""
+
+    def __init__(self, model: type[Model]) -> None:
+        self.model = model
+        self._compiled: weakref.WeakKeyDictionary[Any, CompiledInsert] = weakref.WeakKeyDictionary()
+
+    def _compile(self, connection: Any, obj: Model) -> CompiledInsert:
+        meta = self.model._meta
+        fields = [f for f in meta.local_concrete_fields if not f.generated and f not in meta.db_returning_fields]
+        query = InsertQuery(self.model)
+        query.insert_values(fields, [obj])
+        compiler = query.get_compiler(connection=connection)
+        compiler.returning_fields = meta.db_returning_fields
+        values = [compiler.prepare_value(f, compiler.pre_save_val(f, obj)) for f in fields]
+        placeholders, _ = compiler.assemble_as_sql(fields, [values])
+        if any(p != "%s" for p in placeholders[0]):
+            raise ValueError(f"{meta.label}: a field needs SQL of its own per value; save() it instead")
+        ((sql, _params),) = compiler.as_sql()
+        return compiler, fields, sql
+
+    def insert(self, obj: Model, using: str = DEFAULT_DB_ALIAS) -> None:
+        connection = connections[using]
+        compiled = self._compiled.get(connection)
+        if compiled is None:
+            compiled = self._compiled[connection] = self._compile(connection, obj)
+        compiler, fields, sql = compiled
+        params = [compiler.prepare_value(f, compiler.pre_save_val(f, obj)) for f in fields]
+        returning = compiler.returning_fields or []
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params + list(compiler.returning_params or ()))
+            if returning:
+                for field, value in zip(returning, cursor.fetchone(), strict=True):
+                    setattr(obj, field.attname, value)
+        obj._state.adding, obj._state.db = False, using

@@ -11,6 +11,9 @@ from django.db import models, transaction
 
 from ..models import AuditChainHead, AuditEvent
 from ..models.audit import GENESIS_HASH
+from ..precompiled import PrecompiledInsert
+
+_INSERT_EVENT = PrecompiledInsert(AuditEvent)
 
 
 @dataclass(frozen=True)
@@ -45,7 +48,7 @@ def audit_record(
         before=before,
         after=after,
     )
-    event.save(force_insert=True)
+    _INSERT_EVENT.insert(event)  # = event.save(force_insert=True), compiled once: every API write appends one
     transaction.on_commit(_seal_soon)
     return event
 

@@ -6,13 +6,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
-from django.db import connection, connections
+from django.db import IntegrityError, connection, connections, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from catalog.auth import token_by_hash
 from catalog.models import ApiToken
-from catalog.precompiled import PrecompiledQuery
+from catalog.precompiled import PrecompiledInsert, PrecompiledQuery
 
 pytestmark = pytest.mark.django_db
 
@@ -60,3 +60,33 @@ def test_the_token_lookup_returns_a_whole_token(make_token: Any) -> None:
         getattr(stored, f.attname) for f in ApiToken._meta.concrete_fields
     ]
     assert token.is_usable() and token_by_hash(ApiToken.hash(raw + "x")) is None
+
+
+def _stored(model: Any, pk: Any) -> dict[str, Any]:
+    row = model.objects.get(pk=pk)
+    return {f.attname: getattr(row, f.attname) for f in model._meta.concrete_fields if f.attname != "id"}
+
+
+def test_a_precompiled_insert_stores_what_save_stores() -> None:
+    from catalog.models import AuditEvent
+
+    insert = PrecompiledInsert(AuditEvent)
+    when = timezone.now()
+    made = []
+    for payload in ({"a": [1, "ü", None]}, {"b": {"when": when}}):  # a second call reuses the compiled INSERT
+        fields = {"actor": "token:rt", "action": "x.y", "object_type": "t", "object_id": "1", "after": payload}
+        saved, inserted = AuditEvent(created_at=when, **fields), AuditEvent(created_at=when, **fields)
+        saved.save(force_insert=True)
+        insert.insert(inserted)
+        assert inserted.pk is not None and inserted.pk != saved.pk and not inserted._state.adding
+        assert _stored(AuditEvent, inserted.pk) == _stored(AuditEvent, saved.pk)
+        made.append(inserted.pk)
+    assert _stored(AuditEvent, made[0])["after"] == {"a": [1, "ü", None]}  # JSON through the field's encoder
+
+
+def test_a_precompiled_insert_keeps_the_constraints(make_token: Any) -> None:
+    insert = PrecompiledInsert(ApiToken)
+    insert.insert(ApiToken(name="one", prefix="p", token_hash="h" * 64, scopes=["rag"]))
+    with pytest.raises(IntegrityError), transaction.atomic():
+        insert.insert(ApiToken(name="two", prefix="p", token_hash="h" * 64, scopes=["rag"]))  # the same hash
+    assert list(ApiToken.objects.values_list("name", "scopes")) == [("one", ["rag"])]
