@@ -1,0 +1,46 @@
+"""The PostgreSQL health check asks the server only when the connection's socket says something happened."""
+
+from __future__ import annotations
+
+import time
+from unittest import mock
+
+import pytest
+from django.db import connections
+
+from tests.conftest import requires_postgres
+
+pytestmark = [requires_postgres, pytest.mark.django_db(transaction=True)]
+
+
+def _until(condition: object, seconds: float = 5.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():  # type: ignore[operator]
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_a_live_connection_is_usable_and_a_terminated_one_is_not() -> None:
+    connection = connections["default"]
+    connection.ensure_connection()
+    assert connection.vendor == "postgresql" and type(connection).__module__ == "condor_admin.postgresql.base"
+    with mock.patch.object(connection.connection, "cursor", side_effect=AssertionError("asked the server")):
+        assert connection.is_usable()  # alive, and nothing was sent to find out
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        pid = cursor.fetchone()[0]
+    other = connections.create_connection("default")
+    try:
+        with other.cursor() as cursor:
+            cursor.execute("SELECT pg_terminate_backend(%s)", [pid])
+    finally:
+        other.close()
+    # The server's goodbye (FATAL 57P01, then end of stream) makes the socket readable: the real check runs.
+    assert _until(lambda: not connection.is_usable())
+    connection.health_check_enabled, connection.health_check_done = True, False
+    connection.close_if_health_check_failed()
+    with connection.cursor() as cursor:  # a new connection, as a request after a database restart gets
+        cursor.execute("SELECT 1")
+        assert cursor.fetchone() == (1,)
