@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connections
-from django.db.models import Field, Model, QuerySet
+from django.db.models import Field, Model, QuerySet, signals
 from django.db.models.sql.compiler import SQLCompiler, SQLInsertCompiler
 from django.db.models.sql.subqueries import InsertQuery
 
@@ -67,7 +67,8 @@ class PrecompiledInsert:
     """`Model.save(force_insert=True)` for the rows an API call writes every time (an approval request, its audit
     event), with the INSERT compiled once per connection. Values are prepared by the ORM's own compiler
     (`prepare_value`), so a row stored this way is the row `save()` would store; the database's generated
-    primary key comes back with RETURNING. No model signals are sent (none are connected to these models)."""
+    primary key comes back with RETURNING. The model's save() is not called; should a pre_save or post_save
+    receiver ever be connected to the model, rows go through save() instead, so that it still hears of them."""
 
     def __init__(self, model: type[Model]) -> None:
         self.model = model
@@ -88,6 +89,9 @@ class PrecompiledInsert:
         return compiler, fields, sql
 
     def insert(self, obj: Model, using: str = DEFAULT_DB_ALIAS) -> None:
+        if signals.pre_save.has_listeners(self.model) or signals.post_save.has_listeners(self.model):
+            obj.save(force_insert=True, using=using)
+            return
         connection = connections[using]
         compiled = self._compiled.get(connection)
         if compiled is None:

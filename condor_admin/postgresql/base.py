@@ -21,7 +21,9 @@ class DatabaseWrapper(PostgresDatabaseWrapper):
         if self.connection is None or self.connection.closed:
             return False
         try:
-            readable, _, _ = select.select([self.connection.fileno()], [], [], 0)
+            socket = select.poll()  # poll, not select: a busy process may hold descriptors above 1024
+            socket.register(self.connection.fileno(), select.POLLIN)
+            events = socket.poll(0)  # data, end of stream, hang-up or error: all mean "ask the server"
         except (OSError, ValueError):  # the socket is gone
             return False
-        return not readable or super().is_usable()
+        return not events or super().is_usable()

@@ -90,3 +90,19 @@ def test_a_precompiled_insert_keeps_the_constraints(make_token: Any) -> None:
     with pytest.raises(IntegrityError), transaction.atomic():
         insert.insert(ApiToken(name="two", prefix="p", token_hash="h" * 64, scopes=["rag"]))  # the same hash
     assert list(ApiToken.objects.values_list("name", "scopes")) == [("one", ["rag"])]
+
+
+def test_a_model_with_save_receivers_is_saved_through_save() -> None:
+    from django.db.models.signals import post_save
+
+    heard: list[str] = []
+
+    def receiver(sender: Any, instance: ApiToken, created: bool, **kwargs: Any) -> None:
+        heard.append(instance.name)
+
+    post_save.connect(receiver, sender=ApiToken)
+    try:
+        PrecompiledInsert(ApiToken).insert(ApiToken(name="heard", prefix="p", token_hash="k" * 64, scopes=[]))
+    finally:
+        post_save.disconnect(receiver, sender=ApiToken)
+    assert heard == ["heard"] and ApiToken.objects.filter(name="heard").exists()
