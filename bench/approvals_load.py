@@ -6,12 +6,15 @@ Phases (each --seconds long, closed loop: every connection sends its next reques
             behind the same middleware as the API
   flow      the whole life of a call: evaluate → GET → decide (the approver's htmx POST) → consume
 
-Reports requests/s, p50/p90/p99/max latency and errors per phase, and the evaluate/bare ratio.
+evaluate and bare are driven by wrk when it is installed (apt-get install wrk; --client python otherwise), the
+flow by this script's own client, which reads each answer to send the next request.
+Reports requests/s, p50/p90/p99/max latency, errors and the CPU each part (gunicorn, PostgreSQL, the load
+generator) spent per request for each phase, and the evaluate/bare ratio.
 Starts its own throw-away PostgreSQL (initdb, as the postgres user when run as root) unless DATABASE_URL
 names one, and its own Redis (the broker notifications are queued to) unless REDIS_URL is set.
 
     .venv/bin/python bench/approvals_load.py [--seconds 60] [--concurrency 12] [--workers 3]
-        [--worker-class gthread|sync] [--threads 2] [--phases evaluate,bare,flow]
+        [--worker-class gthread|sync] [--threads 2] [--phases evaluate,bare,flow] [--client wrk|python]
 """
 
 from __future__ import annotations
