@@ -3,6 +3,7 @@ the production environment over loopback, gunicorn, a minimal keep-alive HTTP/1.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import glob
 import os
@@ -67,6 +68,13 @@ class Services:
         subprocess.run([f"{pgbin}/createdb", "-h", "127.0.0.1", "-p", str(port), "-U", "condor", "condor"], check=True)
         return f"postgres://condor@127.0.0.1:{port}/condor"
 
+    def postgres_pids(self) -> list[int]:
+        """The postmaster of the cluster this run started (its backends are its children); none for a
+        DATABASE_URL server, which is not ours to measure."""
+        if self.pg_data is None:
+            return []
+        return [int((self.pg_data / "postmaster.pid").read_text().split()[0])]
+
     def redis(self) -> str:
         if os.environ.get("REDIS_URL"):
             return os.environ["REDIS_URL"]
@@ -108,6 +116,18 @@ def production_env(services: Services) -> dict[str, str]:
         CONDOR_ACTIVE_PROFILE="",
     )
     return env
+
+
+def add_gunicorn_arguments(parser: argparse.ArgumentParser, *, workers: int, threads: int) -> None:
+    parser.add_argument("--workers", type=int, default=workers, help=f"gunicorn worker processes (default {workers})")
+    parser.add_argument("--worker-class", default="gthread", help="gunicorn worker class: gthread (default) or sync")
+    parser.add_argument("--threads", type=int, default=threads, help=f"threads per gthread worker (default {threads})")
+
+
+def gunicorn_options(args: argparse.Namespace) -> list[str]:
+    """The command-line options of `add_gunicorn_arguments`, for `start_gunicorn`."""
+    options = ["--workers", str(args.workers), "--worker-class", args.worker_class]
+    return options + (["--threads", str(args.threads)] if args.worker_class == "gthread" else [])
 
 
 def manage(env: dict[str, str], *args: str, stdin: str | None = None) -> str:

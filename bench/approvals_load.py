@@ -33,17 +33,17 @@ import time
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from _load import (
-    PY,
     ROOT,
     Connection,
     CpuMeter,
     Services,
+    add_gunicorn_arguments,
     cpu_delta,
     free_port,
+    gunicorn_options,
     manage,
     percentile,
     production_env,
@@ -88,9 +88,9 @@ def report(
 ) -> dict[str, Any]:
     sent = sum(row["requests"] for row in rows.values())
     wall = used.pop("wall")
-    parts = ", ".join(f"{part} {cpu * 1000 / sent:.2f}" for part, cpu in used.items())
     machine = wall * (os.cpu_count() or 1)  # CPU seconds the machine had; the rest went to other processes or idle
     cpu_ms = {part: cpu * 1000 / sent for part, cpu in used.items()}
+    parts = ", ".join(f"{part} {ms:.2f}" for part, ms in cpu_ms.items())
     print(f"\n{phase}: {seconds:.0f} s")
     columns = ("requests", "req/s", "p50 ms", "p90 ms", "p99 ms", "max ms")
     print(f"  {'endpoint':<10} " + " ".join(f"{c:>9}" for c in columns) + " errors")
@@ -260,9 +260,7 @@ def main() -> None:
     # Measured on 2 cores: gthread keeps connections alive (sync workers close each one: +0.4 ms of CPU per call
     # on the client and the server), and 3 processes × 2 threads kept both cores busy with the least GIL contention
     # (4 × 1: 293/s, 2 × 8 as in the Procfile: 245/s, 3 × 2: 289–334/s in the same hour).
-    parser.add_argument("--workers", type=int, default=3, help="gunicorn worker processes (default 3)")
-    parser.add_argument("--threads", type=int, default=2, help="threads per gunicorn worker (default 2)")
-    parser.add_argument("--worker-class", default="gthread", help="gunicorn worker class: gthread (default) or sync")
+    add_gunicorn_arguments(parser, workers=3, threads=2)
     parser.add_argument("--phases", default="evaluate,bare,flow", help="comma-separated: evaluate, bare, flow")
     parser.add_argument(
         "--client",
@@ -271,8 +269,6 @@ def main() -> None:
         help="load generator for evaluate and bare: wrk (default when installed: apt-get install wrk) or python",
     )
     args = parser.parse_args()
-    if not shutil.which("gunicorn", path=str(Path(PY).parent)):
-        sys.exit("gunicorn is not installed: pip install -e '.[bench]'")
 
     # A terminated run still stops what it started (the finally below).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("terminated"))
@@ -293,12 +289,7 @@ def main() -> None:
             [
                 "--pythonpath",
                 str(ROOT / "bench"),
-                "--workers",
-                str(args.workers),
-                "--worker-class",
-                args.worker_class,
-                "--threads",
-                str(args.threads),
+                *gunicorn_options(args),
                 "--keep-alive",
                 "30",
                 "--log-level",
@@ -310,10 +301,7 @@ def main() -> None:
             f"PostgreSQL {env['DATABASE_URL'].rsplit('@', 1)[-1]}; broker {env['REDIS_URL'] or 'none'}; "
             f"{args.concurrency} connections; {os.cpu_count()} CPUs"
         )
-        roots = {"web": [server.pid], "db": []}
-        if services.pg_data is not None:  # a DATABASE_URL server is not ours to measure
-            roots["db"] = [int((services.pg_data / "postmaster.pid").read_text().split()[0])]
-        cpu = CpuMeter(roots)
+        cpu = CpuMeter({"web": [server.pid], "db": services.postgres_pids()})
         # Warm every worker (imports, connections, caches) before measuring.
         asyncio.run(drive(port, "flow", 3, args.concurrency, token, password))
         results: dict[str, Any] = {}

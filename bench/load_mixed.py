@@ -65,8 +65,10 @@ from _load import (
     CpuMeter,
     Pool,
     Services,
+    add_gunicorn_arguments,
     cpu_delta,
     free_port,
+    gunicorn_options,
     log_problems,
     manage,
     percentile,
@@ -535,10 +537,8 @@ def start_app(services: Services, args: argparse.Namespace, procs: list[subproce
         manage(env, "shell", "-c", SETUP.format(password=password, run=uuid.uuid4().hex[:8])).split("SETUP=")[1]
     )
     port = free_port()
-    gunicorn_args = ["--workers", str(args.workers), "--worker-class", args.worker_class, "--timeout", "60"]
-    if args.worker_class == "gthread":
-        gunicorn_args += ["--threads", str(args.threads)]
-    gunicorn_args += ["--access-logfile", str(logs / "access.log")]  # the Procfile logs every request too
+    # The Procfile logs every request too.
+    gunicorn_args = [*gunicorn_options(args), "--timeout", "60", "--access-logfile", str(logs / "access.log")]
     web_log = (logs / "web.log").open("ab")
     procs.append(start_gunicorn(env, port, gunicorn_args, stdout=web_log, stderr=subprocess.STDOUT))
     threads = f" × {args.threads} threads" if args.worker_class == "gthread" else ""
@@ -548,9 +548,7 @@ def start_app(services: Services, args: argparse.Namespace, procs: list[subproce
         f"PostgreSQL {env['DATABASE_URL'].rsplit('@', 1)[-1]}; Redis {env['REDIS_URL']}; {os.cpu_count()} CPUs; "
         f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
     )
-    roots = {"web": [procs[-1].pid], "celery": [proc.pid for proc in procs[:-1]], "db": []}
-    if services.pg_data is not None:  # a DATABASE_URL server is not ours to measure
-        roots["db"] = [int((services.pg_data / "postmaster.pid").read_text().split()[0])]
+    roots = {"web": [procs[-1].pid], "celery": [proc.pid for proc in procs[:-1]], "db": services.postgres_pids()}
     cpu = CpuMeter(roots)
     return {"env": env, "logs": logs, "port": port, "password": password, "setup": setup, "cpu": cpu}
 
@@ -622,9 +620,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=300.0, help="measured time (default 300)")
     parser.add_argument("--rate", type=float, default=200.0, help="requests per second, all endpoints (default 200)")
     parser.add_argument("--warmup", type=float, default=10.0, help="unmeasured seconds at the rate first (default 10)")
-    parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes (default 2)")
-    parser.add_argument("--worker-class", default="gthread", help="gunicorn worker class (default gthread)")
-    parser.add_argument("--threads", type=int, default=8, help="threads per gthread worker (default 8, the Procfile's)")
+    add_gunicorn_arguments(parser, workers=2, threads=8)  # the Procfile's (and the 2 workers)
     parser.add_argument("--waiters", type=int, default=4, help="concurrent long-polls outside the rate (default 4)")
     parser.add_argument("--wait", type=int, default=10, help="their ?wait= seconds (default 10)")
     parser.add_argument("--stock-seconds", type=float, default=5.0, help="seconds of decides kept pending (default 5)")

@@ -11,6 +11,8 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import reverse
 from django.utils.module_loading import import_string
 
+API_PREFIX = "/api/"  # condor_admin.urls mounts the API here
+
 
 class RequestBodyLimitMiddleware:
     """Every request body above CONDOR_MAX_REQUEST_BYTES is a 413: JSON under the API, plain text elsewhere.
@@ -33,7 +35,7 @@ class RequestBodyLimitMiddleware:
         limit = settings.CONDOR_MAX_REQUEST_BYTES
         if size > limit and not self._is_manifest_import(request):
             detail = f"request body is {size} bytes; the limit is {limit} bytes (CONDOR_MAX_REQUEST_BYTES)"
-            if request.path_info.startswith("/api/"):
+            if request.path_info.startswith(API_PREFIX):
                 return JsonResponse({"detail": detail}, status=413)
             return HttpResponse(detail, status=413, content_type="text/plain; charset=utf-8")
         return self.get_response(request)
@@ -49,7 +51,7 @@ class RequestBodyLimitMiddleware:
 
 def is_token_api_call(request: HttpRequest) -> bool:
     """A runtime's call: under /api/ with a bearer token. It has no session, cookie, form, language or page."""
-    return request.path_info.startswith("/api/") and request.META.get("HTTP_AUTHORIZATION", "").startswith("Bearer ")
+    return request.path_info.startswith(API_PREFIX) and request.META.get("HTTP_AUTHORIZATION", "").startswith("Bearer ")
 
 
 class ConsoleOnly:

@@ -54,7 +54,7 @@ MIDDLEWARE = [
     "condor_admin.middleware.RequestBodyLimitMiddleware",
     # The Console… ones are the middleware their names end with, skipped by token-authenticated API calls
     # (no session, language, messages or page: about a millisecond of CPU per call saved).
-    # Static files straight from the app server (hashed, compressed, cached forever), before anything else runs.
+    # Static files straight from the app server (hashed, compressed, cached forever), before the console's rest.
     "condor_admin.middleware.ConsoleWhiteNoiseMiddleware",
     "condor_admin.middleware.ConsoleCSPMiddleware",
     "condor_admin.middleware.ConsoleSessionMiddleware",

@@ -203,13 +203,13 @@ def test_concurrent_appends_and_sealers_build_one_unbroken_chain(broker: None) -
             connection.close()
 
     writers = [threading.Thread(target=writer, args=(n,)) for n in range(8)]
-    sealers = [threading.Thread(target=sealer) for _ in range(3)] + [threading.Thread(target=verifier)]
-    for t in writers + sealers:
+    others = [threading.Thread(target=sealer) for _ in range(3)] + [threading.Thread(target=verifier)]
+    for t in writers + others:
         t.start()
     for t in writers:
         t.join()
     done.set()
-    for t in sealers:
+    for t in others:
         t.join()
     assert verdicts and set(verdicts) == {"ok"}, [v for v in verdicts if v != "ok"][:3]
     result = audit_verify()
