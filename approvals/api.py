@@ -213,6 +213,9 @@ def get_request(request: HttpRequest, request_id: str, wait: int = 0) -> Status[
     if not 0 <= wait <= limit:
         return Status(422, {"detail": f"wait: between 0 and {limit} seconds; poll again if still pending"})
     pk = parse_request_id(request_id)
+    if pk is not None and wait == 0:  # a plain poll: one read
+        found = request_get(pk)
+        return Status(200, request_out(found)) if found is not None else _not_found(request_id)
     row = request_state(pk) if pk is not None else None
     if pk is None or row is None:
         return _not_found(request_id)

@@ -11,6 +11,7 @@ from django.db.models import Count, F, Q, QuerySet
 
 from catalog.domain.keys import canonical_key
 from catalog.permissions import has_role
+from catalog.precompiled import PrecompiledQuery
 from catalog.roles import APPROVER, APPROVER_DOMAIN_PREFIX, SAFETY_OFFICER
 
 from .catalog_index import CatalogIndex, ToolSnapshot, catalog_index
@@ -64,16 +65,27 @@ def parse_request_id(value: str | uuid.UUID) -> uuid.UUID | None:
 
 
 def request_get(request_id: str | uuid.UUID) -> ApprovalRequest | None:
-    """One request with its tool and approver: one query."""
+    """One request with its tool and approver: one query. Every poll, decide and consume reads a request this
+    way, so the query is compiled once (see catalog.precompiled: compiling it cost more than running it)."""
     pk = parse_request_id(request_id)
     if pk is None:
         return None
-    return ApprovalRequest.objects.select_related("tool", "decided_by").filter(pk=pk).first()
+    found = _REQUEST_BY_PK.objects(pk)
+    return found[0] if found else None
 
 
 def request_state(request_id: uuid.UUID) -> tuple[str, datetime] | None:
     """The cheapest read a long-poll makes: state and expiry by primary key."""
-    return ApprovalRequest.objects.filter(pk=request_id).values_list("state", "expires_at").first()
+    found = _STATE_BY_PK.rows(request_id)
+    return (found[0][0], found[0][1]) if found else None
+
+
+_REQUEST_BY_PK = PrecompiledQuery(
+    lambda pk: ApprovalRequest.objects.select_related("tool", "decided_by").filter(pk=pk), "pk:uuid"
+)
+_STATE_BY_PK = PrecompiledQuery(
+    lambda pk: ApprovalRequest.objects.filter(pk=pk).values_list("state", "expires_at"), "pk:uuid"
+)
 
 
 # --- who may decide what ---------------------------------------------------------------------------

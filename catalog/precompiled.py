@@ -9,25 +9,44 @@ because they go through the compiler's own converters.
 
 from __future__ import annotations
 
+import uuid
 import weakref
 from collections.abc import Callable
 from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import Field, Model, QuerySet, signals
+from django.db.models.query import get_related_populators
 from django.db.models.sql.compiler import SQLCompiler, SQLInsertCompiler
 from django.db.models.sql.subqueries import InsertQuery
 
-# The compiler (its converters), the SQL, and per parameter: (index of the value a call passes, or None; constant).
+# The compiler (its converters), the SQL, and per parameter: the index of the value a call passes (or None: a
+# constant of the query itself), how that value is stored (or the constant).
 Compiled = tuple[SQLCompiler, str, list[tuple[int | None, Any]]]
 
 
 class Placeholder(str):
-    """Stands for a parameter while the queryset is compiled; each call passes the value in its place."""
+    """Stands for a text parameter while the queryset is compiled; each call passes the value in its place."""
+
+
+class UUIDPlaceholder(uuid.UUID):
+    """Stands for a UUID parameter (a name ending in `:uuid`). The field stores it either as it is (PostgreSQL's
+    uuid) or as its hex digits (SQLite's char(32)); each call's value is stored the way the placeholder was."""
+
+
+def _as_is(value: Any) -> Any:
+    return value
+
+
+def _uuid_hex(value: Any) -> str:
+    return (value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))).hex
 
 
 class PrecompiledQuery:
-    """`build(*placeholders)` returns a queryset (of values_list rows); `rows(*values)` runs it with values.
+    """`build(*placeholders)` returns a queryset; `rows(*values)` runs it with values and returns its rows
+    (for a values_list queryset), `objects(*values)` its model instances (for a model queryset, with its
+    select_related relations filled in as the ORM fills them). A parameter is text, or a UUID when its name
+    ends in `:uuid`.
 
     Compiled per database connection (connections are per thread), and forgotten with the connection."""
 
@@ -37,26 +56,61 @@ class PrecompiledQuery:
         self._compiled: weakref.WeakKeyDictionary[Any, Compiled] = weakref.WeakKeyDictionary()
 
     def _compile(self, connection: Any) -> Compiled:
-        placeholders = [Placeholder(f"\x00{name}\x00") for name in self.names]
+        placeholders: list[Any] = [
+            UUIDPlaceholder(int=uuid.uuid4().int) if name.endswith(":uuid") else Placeholder(f"\x00{name}\x00")
+            for name in self.names
+        ]
         compiler = self.build(*placeholders).query.get_compiler(connection=connection)
         sql, params = compiler.as_sql()
-        # Each parameter is either the index of the value a call passes, or a constant of the query itself.
-        slots = [placeholders.index(p) if isinstance(p, Placeholder) else None for p in params]
-        if {s for s in slots if s is not None} != set(range(len(placeholders))):
+        # Each parameter is either a value a call passes (its index, how it is stored), or a constant of the query.
+        template: list[tuple[int | None, Any]] = []
+        for param in params:
+            for index, placeholder in enumerate(placeholders):
+                if type(param) is type(placeholder) and param == placeholder:
+                    template.append((index, _as_is))
+                    break
+                if isinstance(placeholder, UUIDPlaceholder) and param == placeholder.hex:
+                    template.append((index, _uuid_hex))
+                    break
+            else:
+                template.append((None, param))
+        if {slot for slot, _ in template if slot is not None} != set(range(len(placeholders))):
             raise ValueError(f"a placeholder does not reach the SQL as a parameter: {params!r}")
-        return compiler, sql, list(zip(slots, params, strict=True))
+        return compiler, sql, template
 
-    def rows(self, *values: Any, using: str = DEFAULT_DB_ALIAS) -> list[tuple[Any, ...]]:
+    def _run(self, values: tuple[Any, ...], using: str) -> tuple[SQLCompiler, list[Any]]:
         connection = connections[using]
         compiled = self._compiled.get(connection)
         if compiled is None:
             compiled = self._compiled[connection] = self._compile(connection)
         compiler, sql, template = compiled
-        params = [values[slot] if slot is not None else param for slot, param in template]
+        params = [how(values[slot]) if slot is not None else how for slot, how in template]
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
             fetched = cursor.fetchall()
-        return [tuple(row) for row in compiler.results_iter(results=[fetched])]
+        return compiler, list(compiler.results_iter(results=[fetched]))
+
+    def rows(self, *values: Any, using: str = DEFAULT_DB_ALIAS) -> list[tuple[Any, ...]]:
+        _, rows = self._run(values, using)
+        return [tuple(row) for row in rows]
+
+    def objects(self, *values: Any, using: str = DEFAULT_DB_ALIAS) -> list[Any]:
+        """Model instances, built as Django's ModelIterable builds them (from_db, then each related populator)."""
+        compiler, rows = self._run(values, using)
+        klass_info = compiler.klass_info
+        if klass_info is None or compiler.annotation_col_map:
+            raise ValueError("objects() needs a model queryset without annotations; use rows()")
+        model, fields = klass_info["model"], klass_info["select_fields"]
+        start, end = fields[0], fields[-1] + 1
+        names = [column[0].target.attname for column in compiler.select[start:end]]
+        populators = get_related_populators(klass_info, compiler.select, using)
+        out = []
+        for row in rows:
+            obj = model.from_db(using, names, row[start:end])
+            for populator in populators:
+                populator.populate(row, obj)
+            out.append(obj)
+        return out
 
 
 # The compiler (it prepares each value), the fields in column order, the SQL.

@@ -18,6 +18,7 @@ from ..domain import (
     effective_state,
 )
 from ..models import ApprovalRequest
+from ..selectors import request_get
 
 log = logging.getLogger(__name__)
 
@@ -108,7 +109,7 @@ def notify_soon() -> None:
 
 
 def load_request(request_id: Any) -> ApprovalRequest:
-    req = ApprovalRequest.objects.select_related("tool", "decided_by").filter(pk=request_id).first()
+    req = request_get(request_id)
     if req is None:
         raise ApprovalRefused(f"no approval request {request_id}", code="not-found", status=404)
     return req

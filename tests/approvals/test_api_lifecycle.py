@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import uuid
 from datetime import timedelta
 from typing import Any
 
@@ -12,6 +13,7 @@ from django.utils import timezone
 
 from approvals.domain import args_sha256
 from approvals.models import ApprovalRequest
+from approvals.selectors import request_get, request_state
 from approvals.services import approval_decide
 from catalog.models import AuditEvent
 
@@ -59,6 +61,35 @@ def test_a_long_poll_on_a_pending_request_reads_about_once_a_second(
     with django_assert_max_num_queries(8):  # auth (2) + one state read per second + the final read
         body = runtime.get(req["id"], wait=2).json()
     assert body["state"] == "pending"
+
+
+def test_a_request_is_read_as_the_orm_reads_it(runtime: Runtime, approver: Any) -> None:
+    """request_get runs a query compiled once; its UUID parameter is stored as the backend stores UUIDs."""
+    pending, approved = runtime.suspend(), runtime.suspend()
+    approve(approved, approver)
+    for req in (pending, approved):
+        stored = ApprovalRequest.objects.select_related("tool", "decided_by").get(pk=req["id"])
+        for key in (req["id"], uuid.UUID(req["id"])):
+            got = request_get(key)
+            assert got is not None
+            assert [getattr(got, f.attname) for f in ApprovalRequest._meta.concrete_fields] == [
+                getattr(stored, f.attname) for f in ApprovalRequest._meta.concrete_fields
+            ]
+            assert got.tool == stored.tool and got.decided_by == stored.decided_by
+            assert request_state(uuid.UUID(req["id"])) == (stored.state, stored.expires_at)
+    assert request_get(uuid.uuid4()) is None and request_get("not-a-uuid") is None
+    assert request_state(uuid.uuid4()) is None
+
+
+def test_a_plain_poll_reads_the_request_once(
+    runtime: Runtime, approver: Any, django_assert_num_queries: Any
+) -> None:
+    req = runtime.suspend()
+    approve(req, approver)
+    runtime.get(req["id"])  # the token's last use is written at most once a minute: not in the count below
+    with django_assert_num_queries(2):  # the token; the request with its tool and approver
+        body = runtime.get(req["id"]).json()
+    assert body["state"] == "approved" and body["decidedBy"] == "anna"
 
 
 def test_consume_succeeds_once_for_the_approved_hash(runtime: Runtime, approver: Any) -> None:

@@ -106,3 +106,30 @@ def test_a_model_with_save_receivers_is_saved_through_save() -> None:
     finally:
         post_save.disconnect(receiver, sender=ApiToken)
     assert heard == ["heard"] and ApiToken.objects.filter(name="heard").exists()
+
+
+
+def test_objects_are_the_instances_the_orm_builds_with_their_related_rows(manifests: Any) -> None:
+    from catalog.models import Tool
+    from catalog.services.imports import catalog_import
+
+    catalog_import(raw=manifests.encode(manifests.condor()), via="test")
+    query = PrecompiledQuery(lambda key: Tool.objects.select_related("owner").filter(declared_id=key), "key")
+    tools = list(Tool.objects.select_related("owner")[:5])
+    assert tools and any(t.owner for t in tools)
+    for tool in tools:
+        (built,) = query.objects(tool.declared_id)
+        assert type(built) is Tool and not built._state.adding and built._state.db == "default"
+        assert [getattr(built, f.attname) for f in Tool._meta.concrete_fields] == [
+            getattr(tool, f.attname) for f in Tool._meta.concrete_fields
+        ]
+        with CaptureQueriesContext(connection) as ran:  # the owner came with the row: no second query
+            assert built.owner == tool.owner
+        assert ran.captured_queries == []
+    assert query.objects("no such tool") == []
+
+
+def test_objects_of_a_values_queryset_are_refused() -> None:
+    query = PrecompiledQuery(lambda name: ApiToken.objects.filter(name=name).values_list("pk"), "name")
+    with pytest.raises(ValueError, match="model queryset"):
+        query.objects("a")
