@@ -148,6 +148,7 @@ def _decide(request: HttpRequest, req: ApprovalRequest) -> Outcome:
             decision=form.cleaned_data["decision"],
             reason=form.cleaned_data["reason"],
             approved_args=approved_args,
+            loaded=req,
         )
     except ApprovalRefused as exc:
         text = exc.message + ("; " + "; ".join(exc.errors) if exc.errors else "")

@@ -108,6 +108,13 @@ def notify_soon() -> None:
         enqueue("notify_new")
 
 
+def applied(req: ApprovalRequest, fields: dict[str, Any]) -> ApprovalRequest:
+    """The request as a conditional UPDATE that won has just written it (.update() sets exactly these fields)."""
+    for name, value in fields.items():
+        setattr(req, name, value)
+    return req
+
+
 def load_request(request_id: Any) -> ApprovalRequest:
     req = request_get(request_id)
     if req is None:

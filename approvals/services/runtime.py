@@ -19,6 +19,7 @@ from ..models import ApprovalRequest
 from .common import (
     OBJECT_TYPE,
     ApprovalRefused,
+    applied,
     decided_message,
     load_request,
     snapshot,
@@ -59,10 +60,10 @@ def approval_consume(*, request_id: Any, args_sha256: str, via: str, now: dateti
                 before=snapshot(req),
                 after={"state": State.CONSUMED.value, "args_sha256": args_sha256, "consumed_at": now},
             )
-    current = load_request(req.pk)
     if not won:
+        current = load_request(req.pk)
         raise refusal(current) or ApprovalRefused("the approval was consumed concurrently", code="already-consumed")
-    return current
+    return applied(req, {"state": State.CONSUMED.value, "consumed_at": now})  # the row now: no read back
 
 
 def approval_cancel(

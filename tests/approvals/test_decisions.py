@@ -16,6 +16,7 @@ from approvals.domain import args_sha256
 from approvals.models import ApprovalRequest
 from approvals.services import (
     ApprovalRefused,
+    approval_consume,
     approval_decide,
     approvals_escalate_overdue,
     approvals_expire_overdue,
@@ -104,6 +105,30 @@ def test_approve_with_changes_checks_the_schema_and_keeps_both_argument_sets(run
     assert row.approved_sha256 == args_sha256(edited) and row.proposed_sha256 == args_sha256(PRESCRIPTION_ARGS)
     after = AuditEvent.objects.get(action="approvals.request.approved").after
     assert after["args_edited"] is True and after["approved_args"] == edited
+
+
+def _columns(row: ApprovalRequest) -> dict[str, Any]:
+    return {f.attname: getattr(row, f.attname) for f in ApprovalRequest._meta.concrete_fields}
+
+
+def test_a_decided_or_consumed_request_is_returned_as_stored(runtime: Runtime, make_user: Any) -> None:
+    """The services return the row they wrote without reading it back: it must be the stored row exactly."""
+    pia = make_user("pia", "approver:prescriptions")
+    edited = {**PRESCRIPTION_ARGS, "dosageInstructions": "0-0-1"}
+    approved = runtime.suspend(tool="create-prescription", args=PRESCRIPTION_ARGS)
+    rejected = runtime.suspend(tool="create-prescription", args=PRESCRIPTION_ARGS)
+    acts = [
+        lambda: approval_decide(request_id=approved["id"], approver=pia, decision="approve", approved_args=edited),
+        lambda: approval_decide(request_id=rejected["id"], approver=pia, decision="reject", reason="wrong pack"),
+        lambda: approval_consume(request_id=approved["id"], args_sha256=args_sha256(edited), via="runtime"),
+    ]
+    states = []
+    for act in acts:
+        row = act()
+        assert _columns(row) == _columns(ApprovalRequest.objects.get(pk=row.pk))
+        assert row.decided_by == pia
+        states.append(row.state)
+    assert states == ["approved", "rejected", "consumed"]
 
 
 def test_unchanged_arguments_are_a_plain_approval(runtime: Runtime, make_user: Any) -> None:
