@@ -5,18 +5,29 @@ from __future__ import annotations
 import csv
 import json
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import Any
 
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import get_script_prefix, reverse
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from ..access import page
-from ..browse import SORTS, CatalogFilters, catalog_facets, catalog_tools, dashboard, teams_overview, tool_page
+from ..browse import (
+    SORTS,
+    CatalogFilters,
+    catalog_facets,
+    catalog_rows,
+    catalog_tools,
+    dashboard,
+    teams_overview,
+    tool_page,
+)
 from ..domain.rules import RULES
 from ..forms import CatalogFilterForm, LanguageForm, OwnerLookupForm, WaiverForm
 from ..lookup import owner_lookup
@@ -61,11 +72,21 @@ def _catalog_query(request: HttpRequest) -> tuple[CatalogFilterForm, CatalogFilt
     return form, CatalogFilters()
 
 
+@lru_cache(maxsize=4096)
+def _row_links(script_prefix: str, system: str, declared_id: str, owner: str | None) -> tuple[str, str | None]:
+    """A row's tool and team links. Reversing them took a third of the table's CPU; they never change for a
+    deployment (its script prefix is part of the key), so each is reversed once per process."""
+    return reverse("tool", args=[system, declared_id]), reverse("team", args=[owner]) if owner else None
+
+
 @page("catalog")
 def catalog_page(request: HttpRequest) -> HttpResponse:
     form, filters = _catalog_query(request)
-    paginator = Paginator(catalog_tools(filters), PAGE_SIZE)
+    paginator = Paginator(catalog_rows(filters), PAGE_SIZE)
     tools = paginator.get_page(request.GET.get("page"))
+    prefix = get_script_prefix()
+    for row in tools:
+        row["url"], row["owner_url"] = _row_links(prefix, row["system"], row["declared_id"], row["owner__slug"])
     query = request.GET.copy()
     query.pop("page", None)
     sort_query = query.copy()

@@ -6,13 +6,15 @@ import csv
 import html
 import io
 import json
+import re
 from typing import Any
 
 import pytest
 from django.core.management import call_command
 from django.test import Client
+from django.urls import reverse
 
-from catalog.models import Tool
+from catalog.models import CatalogRevision, Tool
 
 pytestmark = pytest.mark.django_db
 
@@ -47,6 +49,32 @@ def test_catalog_filters_by_each_axis(demo: None, oncall: Client) -> None:
     assert rows(oncall, system="condor", retry="transient", mutating="yes") == []
     assert rows(oncall, q="aktuelle Medikation")  # German keyword search
     assert "prescribeMedication" in rows(oncall, q="prescribe_medication")  # any spelling of the id
+
+
+def test_each_catalog_row_shows_its_tool_as_stored(demo: None, oncall: Client) -> None:
+    """Every cell of a row against the database: links, owner (or the unowned badge), findings, sign-off."""
+    tucan = Tool.objects.live().filter(system="tucan", safety_revision__isnull=False).first()
+    assert tucan is not None and tucan.safety_revision is not None
+    CatalogRevision.objects.filter(pk=tucan.safety_revision.pk).update(review_state="approved")  # one signed off
+    body = oncall.get("/catalog/", {"sort": "-findings"}).content.decode()
+    table = body.split("<tbody>")[1].split("</tbody>")[0]
+    seen: list[tuple[bool, bool]] = []
+    for row in re.findall(r"<tr>(.*?)</tr>", table, re.S):
+        href, declared_id = re.search(r'<a class="mono" href="([^"]+)">([^<]+)</a>', row).groups()  # type: ignore[union-attr]
+        cells = re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)
+        tool = Tool.objects.select_related("owner", "safety_revision").get(
+            system=cells[0], declared_id=html.unescape(declared_id)
+        )
+        assert href == reverse("tool", args=[tool.system, tool.declared_id])
+        if tool.owner:
+            assert f'<a href="{reverse("team", args=[tool.owner.slug])}">{tool.owner.slug}</a>' == cells[3]
+        else:
+            assert "unowned" in cells[3]
+        assert re.sub(r"<[^>]+>", "", cells[9]) == str(tool.findings.count())
+        signed_off = tool.safety_revision is not None and tool.safety_revision.review_state == "approved"
+        assert ("badge approved" in cells[10]) is signed_off
+        seen.append((tool.owner is None, signed_off))
+    assert len(seen) == 50 and len(set(seen)) >= 3  # owned and unowned, signed off and not, on this page
 
 
 def test_profile_filter_answers_what_is_plan_eligible(demo: None, oncall: Client) -> None:
