@@ -16,7 +16,7 @@ from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import Field, Model, QuerySet, signals
-from django.db.models.query import get_related_populators
+from django.db.models.query import get_related_populators  # type: ignore[attr-defined]  # internal, as ModelIterable uses it
 from django.db.models.sql.compiler import SQLCompiler, SQLInsertCompiler
 from django.db.models.sql.subqueries import InsertQuery
 
