@@ -12,18 +12,27 @@ from .domain.rules import RULES
 from .domain.vocabulary import Availability, Plane, PolicyClass, RetryClass, System
 from .models import RevisionReview, Severity, Waiver
 from .selectors import UNOWNED
+from .widgets import QuickSelect
 
 if TYPE_CHECKING:
     from django_stubs_ext import StrOrPromise
 
 
 class FindingFilterForm(forms.Form):
-    rule = forms.ChoiceField(required=False, choices=[("", _("all rules"))] + [(r, r) for r in sorted(RULES)])
-    severity = forms.ChoiceField(required=False, choices=[("", _("all severities"))] + list(Severity.choices))
-    system = forms.ChoiceField(required=False, choices=[("", _("both systems"))] + [(s.value, s.value) for s in System])
+    rule = forms.ChoiceField(
+        widget=QuickSelect, required=False, choices=[("", _("all rules"))] + [(r, r) for r in sorted(RULES)]
+    )
+    severity = forms.ChoiceField(
+        widget=QuickSelect, required=False, choices=[("", _("all severities"))] + list(Severity.choices)
+    )
+    system = forms.ChoiceField(
+        widget=QuickSelect, required=False, choices=[("", _("both systems"))] + [(s.value, s.value) for s in System]
+    )
     owner = forms.CharField(required=False, max_length=100, help_text=_('team id, or "-" for unowned'))
     waived = forms.ChoiceField(
-        required=False, choices=[("", _("waived or not")), ("yes", _("waived")), ("no", _("not waived"))]
+        widget=QuickSelect,
+        required=False,
+        choices=[("", _("waived or not")), ("yes", _("waived")), ("no", _("not waived"))],
     )
 
     def waived_value(self) -> bool | None:
@@ -65,28 +74,38 @@ class CatalogFilterForm(forms.Form):
     """The catalog's filters; every field is optional and the URL carries them (shareable links)."""
 
     q = forms.CharField(required=False, max_length=200, label=_("Search"))
-    system = forms.ChoiceField(required=False, choices=_choices_of(System, _("any")), label=_("System"))
-    plane = forms.ChoiceField(required=False, choices=_choices_of(Plane, _("any")), label=_("Plane"))
-    module = forms.ChoiceField(required=False, choices=[], label=_("Module"))
-    owner = forms.ChoiceField(required=False, choices=[], label=_("Owner"))
-    availability = forms.ChoiceField(
-        required=False, choices=_choices_of(Availability, _("any")), label=_("Availability")
+    system = forms.ChoiceField(
+        widget=QuickSelect, required=False, choices=_choices_of(System, _("any")), label=_("System")
     )
-    policy = forms.ChoiceField(required=False, choices=_choices_of(PolicyClass, _("any")), label=_("Policy class"))
-    mutating = forms.ChoiceField(required=False, choices=YES_NO, label=_("Mutating"))
+    plane = forms.ChoiceField(
+        widget=QuickSelect, required=False, choices=_choices_of(Plane, _("any")), label=_("Plane")
+    )
+    module = forms.ChoiceField(widget=QuickSelect, required=False, choices=[], label=_("Module"))
+    owner = forms.ChoiceField(widget=QuickSelect, required=False, choices=[], label=_("Owner"))
+    availability = forms.ChoiceField(
+        widget=QuickSelect, required=False, choices=_choices_of(Availability, _("any")), label=_("Availability")
+    )
+    policy = forms.ChoiceField(
+        widget=QuickSelect, required=False, choices=_choices_of(PolicyClass, _("any")), label=_("Policy class")
+    )
+    mutating = forms.ChoiceField(widget=QuickSelect, required=False, choices=YES_NO, label=_("Mutating"))
     hitl = forms.ChoiceField(
+        widget=QuickSelect,
         required=False,
         choices=[("", _("any")), ("high", "high"), ("low", "low"), ("none", _("none"))],
         label=_("HITL tier"),
     )
-    retry = forms.ChoiceField(required=False, choices=_choices_of(RetryClass, _("any")), label=_("Effective retry"))
-    profile = forms.ChoiceField(required=False, choices=[], label=_("Plan-eligible under"))
+    retry = forms.ChoiceField(
+        widget=QuickSelect, required=False, choices=_choices_of(RetryClass, _("any")), label=_("Effective retry")
+    )
+    profile = forms.ChoiceField(widget=QuickSelect, required=False, choices=[], label=_("Plan-eligible under"))
     findings = forms.ChoiceField(
+        widget=QuickSelect,
         required=False,
         choices=[("", _("any")), ("error", _("with errors")), ("any", _("with findings")), ("none", _("none"))],
         label=_("Findings"),
     )
-    signed_off = forms.ChoiceField(required=False, choices=YES_NO, label=_("Signed off"))
+    signed_off = forms.ChoiceField(widget=QuickSelect, required=False, choices=YES_NO, label=_("Signed off"))
     sort = forms.ChoiceField(required=False, choices=[], widget=forms.HiddenInput)
 
     def __init__(self, *args: Any, facets: dict[str, list[str]], sorts: list[str], **kwargs: Any) -> None:

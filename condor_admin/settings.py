@@ -42,7 +42,6 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
-    "django.forms",  # Django's widget templates, for FORM_RENDERER below
     "django_htmx",
     "template_partials",
     "catalog",
@@ -71,10 +70,6 @@ MIDDLEWARE = [
 
 ROOT_URLCONF = "condor_admin.urls"
 
-# Widgets render through the project's templates, so templates/django/forms/ may override Django's (a select
-# renders its options in one loop instead of two template includes per option: the catalog's filter form has
-# about a hundred options, and rendering them was a quarter of the catalog page's CPU).
-FORM_RENDERER = "django.forms.renderers.TemplatesSetting"
 TEMPLATES: list[dict[str, Any]] = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
