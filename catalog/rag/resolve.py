@@ -34,6 +34,7 @@ from ..domain.snapshot import (
 )
 from ..domain.vocabulary import FloorTrigger, Plane
 from ..models import CatalogProfile, ForcedFloor, Tool, ToolEmbedding
+from ..precompiled import PrecompiledQuery
 from ..selectors import catalog_version
 from .embedders import Embedder, get_embedder
 
@@ -119,8 +120,19 @@ _cached: RagIndex | None = None
 
 
 def _vectors_version(model_id: str) -> tuple[object, ...]:
-    agg = ToolEmbedding.objects.filter(model_id=model_id).aggregate(last=Max("embedded_at"), top=Max("pk"))
-    return (agg["last"], agg["top"])
+    """The newest vector of the model (time and id): asked on every resolve, so compiled once."""
+    found = _VECTORS_VERSION.rows(model_id)
+    return tuple(found[0]) if found else (None, None)
+
+
+_VECTORS_VERSION = PrecompiledQuery(
+    lambda model_id: ToolEmbedding.objects.filter(model_id=model_id)
+    .order_by()
+    .values("model_id")  # one group: the model's vectors
+    .annotate(last=Max("embedded_at"), top=Max("pk"))
+    .values_list("last", "top"),
+    "model_id",
+)
 
 
 def rag_index(model_id: str) -> RagIndex:

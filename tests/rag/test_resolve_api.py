@@ -124,3 +124,23 @@ def test_a_warm_resolve_reads_little(resolve: Callable[..., Any]) -> None:
         resolve(prompt="Blutdruck eintragen")
     # token lookup + catalog version + vectors version; the index itself is cached in process
     assert len(queries) <= 4, [q["sql"] for q in queries.captured_queries]
+
+
+def test_the_cached_index_is_rebuilt_when_a_vector_is_re_embedded(resolve: Callable[..., Any]) -> None:
+    """The index is kept while its version holds: the catalog's, and the newest vector's time and id."""
+    from datetime import timedelta
+
+    from django.db.models import Max
+
+    from catalog.rag.resolve import _vectors_version, rag_index
+
+    model_id = ToolEmbedding.objects.values_list("model_id", flat=True).first()
+    assert model_id is not None
+    expected = ToolEmbedding.objects.filter(model_id=model_id).aggregate(last=Max("embedded_at"), top=Max("pk"))
+    assert _vectors_version(model_id) == (expected["last"], expected["top"])
+    assert _vectors_version("no-such-model") == (None, None)
+    resolve(prompt="Blutdruck eintragen")
+    before = rag_index(model_id)
+    assert rag_index(model_id) is before
+    ToolEmbedding.objects.filter(pk=expected["top"]).update(embedded_at=expected["last"] + timedelta(seconds=1))
+    assert rag_index(model_id) is not before
