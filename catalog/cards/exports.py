@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -15,6 +17,7 @@ from django.utils import timezone
 from django.utils.http import quote_etag
 
 from ..models import CardLocale, CardsState, CardString, CardTranslation
+from ..precompiled import PrecompiledQuery
 from .bundles import bundle_document, resolve
 from .domain import SOURCE_LOCALE, never_localize_reason
 from .pofiles import SourceEntry, TranslationEntry, write_locale, write_template
@@ -30,9 +33,29 @@ class Bundle:
 
 def cards_version() -> str:
     """The version every write bumps, with the time of that write: a restored or re-created database that
-    counts from the same number again still never matches a cached bundle of another state."""
-    row = CardsState.objects.filter(singleton=True).values_list("version", "changed_at").first()
-    return f"{row[0]}-{row[1].timestamp():.6f}" if row else "0"
+    counts from the same number again still never matches a cached bundle of another state. Read on every
+    bundle request, so compiled once."""
+    rows = _CARDS_VERSION.rows()
+    return f"{rows[0][0]}-{rows[0][1].timestamp():.6f}" if rows else "0"
+
+
+_CARDS_VERSION = PrecompiledQuery(
+    lambda: CardsState.objects.filter(singleton=True).values_list("version", "changed_at")
+)
+
+# The bundles this process served last, by cache key. A key names one version of one locale, whose bytes never
+# change, so this copy is never stale; it saves the shared cache's round trip and unpickling the bundle.
+_RECENT_SIZE = 16
+_recent: OrderedDict[str, tuple[bytes, str]] = OrderedDict()
+_recent_lock = threading.Lock()
+
+
+def _remember(cache_key: str, value: tuple[bytes, str]) -> None:
+    with _recent_lock:
+        _recent[cache_key] = value
+        _recent.move_to_end(cache_key)
+        while len(_recent) > _RECENT_SIZE:
+            _recent.popitem(last=False)
 
 
 def bundle(locale: str) -> Bundle | None:
@@ -43,8 +66,9 @@ def bundle(locale: str) -> Bundle | None:
     """
     version = cards_version()
     cache_key = f"condor:cards:bundle:{version}:{locale}"
-    hit = cache.get(cache_key)
+    hit = _recent.get(cache_key) or cache.get(cache_key)
     if hit is not None:
+        _remember(cache_key, hit)
         return Bundle(locale, hit[0], hit[1])
     locs = locales()
     if locale not in {loc.code for loc in locs}:
@@ -72,6 +96,7 @@ def bundle(locale: str) -> Bundle | None:
     body = json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     etag = quote_etag(hashlib.sha256(body).hexdigest()[:32])
     cache.set(cache_key, (body, etag), timeout=None)
+    _remember(cache_key, (body, etag))
     return Bundle(locale, body, etag)
 
 

@@ -75,3 +75,18 @@ def test_never_localize_keys_never_reach_a_bundle(small: None, api: Client) -> N
     CardString.objects.create(key="rag.medication.keywords", module="base", source="prescribe")
     locale_add(actor=Actor(label="test"), code="fr")  # any write: a new bundle version
     assert "rag.medication.keywords" not in api.get("/api/v1/cards/de.json").json()["strings"]
+
+
+def test_a_served_bundle_is_kept_in_process_for_its_version_only(
+    small: None, api: Client, translator: Any, django_assert_num_queries: Any
+) -> None:
+    from django.core.cache import cache
+
+    first = api.get("/api/v1/cards/de.json")
+    cache.clear()  # the shared cache lost it (a Redis restart): this process still has that version's bytes
+    with django_assert_num_queries(2):  # the token (its last use was written just now), the card-strings version
+        again = api.get("/api/v1/cards/de.json")
+    assert again.content == first.content and again["ETag"] == first["ETag"]
+    translation_save(user=translator, key="card.medication.title", locale="de", forms=["Arzneimittel (neu)"])
+    changed = api.get("/api/v1/cards/de.json")  # a write is a new version: never the kept bytes
+    assert changed["ETag"] != first["ETag"] and changed.json()["strings"]["card.medication.title"] == "Arzneimittel (neu)"
