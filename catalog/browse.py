@@ -28,7 +28,7 @@ from .models import (
     ToolChange,
 )
 from .rag.vectors import embedding_status
-from .selectors import UNOWNED
+from .selectors import UNOWNED, catalog_version
 from .services.findings import descriptor_of
 
 # Sort keys the catalog accepts (the URL names them; a leading "-" sorts descending).
@@ -179,13 +179,23 @@ def plan_eligible_q(profile_slug: str) -> Q:
 
 
 def catalog_facets() -> dict[str, list[str]]:
-    """Values for the filter controls: two queries."""
-    modules = list(Tool.objects.live().order_by("module").values_list("module", flat=True).distinct())
-    return {
-        "modules": modules,
+    """Values for the filter controls. Modules, teams and profiles are written by imports only (the admin shows
+    them read-only), so they are kept per catalog version: one small query, then three to rebuild."""
+    global _facets
+    version = catalog_version()
+    kept = _facets
+    if kept is not None and kept[0] == version:
+        return kept[1]
+    facets = {
+        "modules": list(Tool.objects.live().order_by("module").values_list("module", flat=True).distinct()),
         "teams": list(Team.objects.order_by("slug").values_list("slug", flat=True)),
         "profiles": list(CatalogProfile.objects.order_by("slug").values_list("slug", flat=True)),
     }
+    _facets = (version, facets)
+    return facets
+
+
+_facets: tuple[tuple[tuple[object, ...], ...], dict[str, list[str]]] | None = None
 
 
 # --- the tool page -----------------------------------------------------------------------------------

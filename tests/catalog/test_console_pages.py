@@ -206,3 +206,23 @@ def test_dashboard_shows_counts_charts_and_pending_revisions(demo: None, oncall:
     assert "Revisions awaiting sign-off" in body and "condor r1" in body
     assert "clinical-production" in body
     assert "mutate-without-hitl" in body
+
+
+def test_the_filter_choices_follow_each_import(oncall: Client, manifests: Any) -> None:
+    from catalog.services.imports import catalog_import
+
+    catalog_import(
+        raw=manifests.encode(
+            manifests.condor([manifests.condor_tool("readA", module="alpha")], forcedFloors=[], baselineCount=1)
+        ),
+        via="t",
+    )
+    assert '<option value="alpha">alpha</option>' in oncall.get("/catalog/").content.decode()
+    catalog_import(
+        raw=manifests.encode(
+            manifests.condor([manifests.condor_tool("readB", module="beta")], forcedFloors=[], baselineCount=1)
+        ),
+        via="t",
+    )
+    body = oncall.get("/catalog/").content.decode()
+    assert '<option value="beta">beta</option>' in body and 'value="alpha"' not in body
