@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth.models import Group
+
 from . import roles
+from .precompiled import PrecompiledQuery
+
+# Read on nearly every console request: compiled once (see catalog.precompiled).
+_GROUP_NAMES = PrecompiledQuery(lambda user_id: Group.objects.filter(user=user_id).values_list("name"), "user_id:int")
 
 
 def has_role(user: Any, role: str) -> bool:
@@ -13,7 +19,7 @@ def has_role(user: Any, role: str) -> bool:
         return False
     cache = getattr(user, "_condor_groups", None)
     if cache is None:
-        cache = set(user.groups.values_list("name", flat=True))
+        cache = {name for (name,) in _GROUP_NAMES.rows(user.pk)}
         user._condor_groups = cache
     return role in cache
 

@@ -42,11 +42,32 @@ def _uuid_hex(value: Any) -> str:
     return (value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))).hex
 
 
+def _placeholder(name: str) -> Any:
+    if name.endswith(":uuid"):
+        return UUIDPlaceholder(int=uuid.uuid4().int)
+    if name.endswith(":int"):
+        # An integer no query holds as a constant, inside a 32-bit column's range (the ORM turns a value out of
+        # its field's range into "no rows" instead of a parameter).
+        return (1 << 30) + uuid.uuid4().int % ((1 << 30) - 1)
+    return Placeholder(f"\x00{name}\x00")
+
+
+def _stored_as(param: Any, placeholder: Any) -> Callable[[Any], Any] | None:
+    """How the SQL holds a call's value, if this parameter is the placeholder; else None."""
+    if isinstance(placeholder, UUIDPlaceholder):
+        if type(param) is UUIDPlaceholder and param == placeholder:
+            return _as_is
+        return _uuid_hex if param == placeholder.hex else None
+    if isinstance(placeholder, Placeholder):
+        return _as_is if type(param) is Placeholder and param == placeholder else None
+    return int if type(param) is int and param == placeholder else None
+
+
 class PrecompiledQuery:
     """`build(*placeholders)` returns a queryset; `rows(*values)` runs it with values and returns its rows
     (for a values_list queryset), `objects(*values)` its model instances (for a model queryset, with its
-    select_related relations filled in as the ORM fills them). A parameter is text, or a UUID when its name
-    ends in `:uuid`.
+    select_related relations filled in as the ORM fills them). A parameter is text, a UUID when its name ends
+    in `:uuid`, an integer when it ends in `:int`.
 
     Compiled per database connection (connections are per thread), and forgotten with the connection."""
 
@@ -56,21 +77,16 @@ class PrecompiledQuery:
         self._compiled: weakref.WeakKeyDictionary[Any, Compiled] = weakref.WeakKeyDictionary()
 
     def _compile(self, connection: Any) -> Compiled:
-        placeholders: list[Any] = [
-            UUIDPlaceholder(int=uuid.uuid4().int) if name.endswith(":uuid") else Placeholder(f"\x00{name}\x00")
-            for name in self.names
-        ]
+        placeholders = [_placeholder(name) for name in self.names]
         compiler = self.build(*placeholders).query.get_compiler(connection=connection)
         sql, params = compiler.as_sql()
         # Each parameter is either a value a call passes (its index, how it is stored), or a constant of the query.
         template: list[tuple[int | None, Any]] = []
         for param in params:
             for index, placeholder in enumerate(placeholders):
-                if type(param) is type(placeholder) and param == placeholder:
-                    template.append((index, _as_is))
-                    break
-                if isinstance(placeholder, UUIDPlaceholder) and param == placeholder.hex:
-                    template.append((index, _uuid_hex))
+                how = _stored_as(param, placeholder)
+                if how is not None:
+                    template.append((index, how))
                     break
             else:
                 template.append((None, param))

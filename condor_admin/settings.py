@@ -191,6 +191,9 @@ if not DEBUG:
         # reach: the operator opts in with SECURE_HSTS_PRELOAD=true; Django's "consider preload" hint stays quiet.
         SILENCED_SYSTEM_CHECKS = ["security.W021"]
 SESSION_COOKIE_HTTPONLY = True
+# Django's database sessions and model backend, with their per-request reads compiled once (see the module).
+SESSION_ENGINE = "condor_admin.sessions"
+AUTHENTICATION_BACKENDS = ["condor_admin.sessions.ModelBackend"]
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"

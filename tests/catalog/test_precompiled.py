@@ -133,3 +133,14 @@ def test_objects_of_a_values_queryset_are_refused() -> None:
     query = PrecompiledQuery(lambda name: ApiToken.objects.filter(name=name).values_list("pk"), "name")
     with pytest.raises(ValueError, match="model queryset"):
         query.objects("a")
+
+
+def test_an_integer_parameter(make_token: Any) -> None:
+    make_token("a")
+    make_token("b")
+    query = PrecompiledQuery(
+        lambda pk: ApiToken.objects.filter(pk=pk, revoked_at__isnull=True).values_list("name"), "pk:int"
+    )
+    for pk, name in ApiToken.objects.values_list("pk", "name"):
+        assert query.rows(pk) == query.rows(str(pk)) == [(name,)]
+    assert query.rows(10**6) == []
