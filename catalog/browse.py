@@ -70,31 +70,43 @@ class CatalogFilters:
     sort: str = "id"
 
 
+def _annotated_live_tools() -> QuerySet[Tool]:
+    """The live tools with what the table shows, findings counted. Built once per process and cloned per use:
+    resolving the two counting subqueries took a fifth of the catalog page's CPU, and never changes."""
+    global _annotated
+    if _annotated is None:
+        _annotated = (
+            Tool.objects.live()
+            .select_related("owner", "safety_revision")
+            # The table shows axes, not texts: skip the long text and JSON columns (decoding them per row
+            # cost more than the rest of the page), and the revision's config diff.
+            .defer(
+                "description",
+                "rag_description",
+                "rag_keywords",
+                "instruction_fragment",
+                "styling_fragment",
+                "output_instructions",
+                "aliases",
+                "input_schema",
+                "metadata_ref",
+                "source_path",
+                "safety_revision__config_changes",
+            )
+            .annotate(
+                findings_count=_count_of(Finding.objects.filter(tool=OuterRef("pk"))),
+                error_count=_count_of(Finding.objects.filter(tool=OuterRef("pk"), severity="error")),
+            )
+        )
+    return _annotated.all()  # a clone: the kept queryset is never evaluated
+
+
+_annotated: QuerySet[Tool] | None = None
+
+
 def catalog_tools(filters: CatalogFilters) -> QuerySet[Tool]:
     """The live catalog, filtered and sorted, with findings counts: one query per page (plus the count)."""
-    qs = (
-        Tool.objects.live()
-        .select_related("owner", "safety_revision")
-        # The table shows axes, not texts: skip the long text and JSON columns (decoding them per row
-        # cost more than the rest of the page), and the revision's config diff.
-        .defer(
-            "description",
-            "rag_description",
-            "rag_keywords",
-            "instruction_fragment",
-            "styling_fragment",
-            "output_instructions",
-            "aliases",
-            "input_schema",
-            "metadata_ref",
-            "source_path",
-            "safety_revision__config_changes",
-        )
-        .annotate(
-            findings_count=_count_of(Finding.objects.filter(tool=OuterRef("pk"))),
-            error_count=_count_of(Finding.objects.filter(tool=OuterRef("pk"), severity="error")),
-        )
-    )
+    qs = _annotated_live_tools()
     f = filters
     if f.q:
         text = f.q.strip()
