@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from django.http import HttpRequest
-from ninja import Query, Router, Schema
+from ninja import Query, Router
+from pydantic import BaseModel
 
 from .auth import ScopedBearer
 from .lookup import Lookup, owner_lookup
@@ -12,7 +13,10 @@ from .models import Tool
 router = Router(tags=["owners"], auth=ScopedBearer("catalog"))
 
 
-class TeamOut(Schema):
+# Answers are built as dicts (lookup_body): plain pydantic models, as in approvals/api.py.
+
+
+class TeamOut(BaseModel):
     id: str
     name: str
     oncall: str
@@ -20,7 +24,7 @@ class TeamOut(Schema):
     escalation: str
 
 
-class OwnedToolOut(Schema):
+class OwnedToolOut(BaseModel):
     system: str
     id: str
     canonical_key: str
@@ -31,7 +35,7 @@ class OwnedToolOut(Schema):
     owner_rule: str | None
 
 
-class LookupOut(Schema):
+class LookupOut(BaseModel):
     query: str
     canonical_key: str
     found: bool

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpRequest
-from ninja import Field, Router, Schema, Status
+from ninja import Field, Router, Status
+from pydantic import BaseModel
 
 from ..api_input import ApiInput
 from ..auth import ScopedBearer
@@ -26,7 +27,11 @@ class ResolveIn(ApiInput):
     whyNot: list[str] = Field(default_factory=list, max_length=20, description="tool ids to explain")  # noqa: N815
 
 
-class CandidateOut(Schema):
+# Answers are built as dicts: plain pydantic models, not ninja's Schema (whose attribute resolver for ORM objects
+# only adds CPU here), as in approvals/api.py.
+
+
+class CandidateOut(BaseModel):
     toolId: str  # noqa: N815
     declaredId: str  # noqa: N815
     activationReasons: list[str]  # noqa: N815
@@ -36,18 +41,18 @@ class CandidateOut(Schema):
     manifestBytes: int  # noqa: N815
 
 
-class ShedOut(Schema):
+class ShedOut(BaseModel):
     toolId: str  # noqa: N815
     activationReasons: list[str]  # noqa: N815
     rank: int | None
 
 
-class DroppedOut(Schema):
+class DroppedOut(BaseModel):
     toolId: str  # noqa: N815
     reason: str
 
 
-class ResolveOut(Schema):
+class ResolveOut(BaseModel):
     candidateSetId: str  # noqa: N815
     source: str
     model: str
@@ -64,7 +69,7 @@ class ResolveOut(Schema):
     whyNot: dict[str, str]  # noqa: N815
 
 
-class ErrorOut(Schema):
+class ErrorOut(BaseModel):
     detail: str
 
 
