@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 from django.conf import settings
 from django.db.models import Max
 
-from ..domain.budget import candidate_manifest_line
+from ..domain.budget import ManifestLine, candidate_manifest_line
 from ..domain.keys import canonical_key
 from ..domain.profiles import is_plan_eligible
 from ..domain.snapshot import (
@@ -70,6 +71,30 @@ class SystemIndex:
     floors: list[tuple[str, str, list[str]]]  # (slug, trigger, tool ids)
     revision: object
     _eligible: dict[str, tuple[dict[str, bool], np.ndarray]] = field(default_factory=dict)
+    _lines: dict[str, ManifestLine] = field(default_factory=dict)
+
+    @cached_property
+    def registry(self) -> dict[str, str]:
+        """Canonical key → declared id, for ordering candidates."""
+        return {t.key: t.declared_id for t in self.tools}
+
+    @cached_property
+    def always_included(self) -> list[str]:
+        return [t.declared_id for t in self.tools if t.always_include]
+
+    def manifest_line(self, key: str) -> ManifestLine:
+        """A candidate's manifest line: it depends on the tool's declaration only, so it is built once per index."""
+        line = self._lines.get(key)
+        if line is None:
+            t = self.by_key[key]
+            line = self._lines[key] = candidate_manifest_line(
+                declared_id=t.declared_id,
+                rag_description=t.rag_description,
+                description=t.description,
+                instruction_fragment=t.instruction_fragment,
+                input_schema=t.input_schema,
+            )
+        return line
 
     def eligibility(self, profile: CatalogProfile) -> tuple[dict[str, bool], np.ndarray]:
         """Plan eligibility under a profile: per key, and as a mask over the vector rows (cached per profile)."""
@@ -304,19 +329,11 @@ def rag_resolve(
         if triggers.get(trigger)
         for tool_id in tool_ids
     ]
-    additions += [Proposed(t.declared_id, ALWAYS_INCLUDE) for t in sys_index.tools if t.always_include]
-    registry = {t.key: t.declared_id for t in sys_index.tools}
-    ordered = order_candidates(policy_additions=additions, rag_hits=hits, registry=registry, eligible=eligibility)
-    lines = {}
-    for c in ordered.candidates:
-        t = sys_index.by_key[c.key]
-        lines[c.key] = candidate_manifest_line(
-            declared_id=t.declared_id,
-            rag_description=t.rag_description,
-            description=t.description,
-            instruction_fragment=t.instruction_fragment,
-            input_schema=t.input_schema,
-        )
+    additions += [Proposed(tool_id, ALWAYS_INCLUDE) for tool_id in sys_index.always_included]
+    ordered = order_candidates(
+        policy_additions=additions, rag_hits=hits, registry=sys_index.registry, eligible=eligibility
+    )
+    lines = {c.key: sys_index.manifest_line(c.key) for c in ordered.candidates}
     kept, shed = shed_to_budget(ordered.candidates, {k: v.bytes for k, v in lines.items()}, byte_budget)
     keys = [c.key for c in kept]
     return Snapshot(
