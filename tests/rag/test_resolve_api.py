@@ -144,3 +144,22 @@ def test_the_cached_index_is_rebuilt_when_a_vector_is_re_embedded(resolve: Calla
     assert rag_index(model_id) is before
     ToolEmbedding.objects.filter(pk=expected["top"]).update(embedded_at=expected["last"] + timedelta(seconds=1))
     assert rag_index(model_id) is not before
+
+
+def test_each_candidate_carries_the_manifest_line_of_its_declaration(resolve: Callable[..., Any]) -> None:
+    from catalog.domain.budget import candidate_manifest_line
+    from catalog.models import Tool
+
+    for prompt in ("Blutdruck eintragen", "prescribe amoxicillin"):  # the second call reuses the index's lines
+        snapshot = resolve(prompt=prompt)
+        assert snapshot["candidates"]
+        for candidate in snapshot["candidates"]:
+            tool = Tool.objects.live().get(system=snapshot["system"], declared_id=candidate["declaredId"])
+            line = candidate_manifest_line(
+                declared_id=tool.declared_id,
+                rag_description=tool.rag_description,
+                description=tool.description,
+                instruction_fragment=tool.instruction_fragment,
+                input_schema=tool.input_schema,
+            )
+            assert (candidate["manifestLine"], candidate["manifestBytes"]) == (line.text, line.bytes)
