@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 
 from django.core.cache import cache
 from django.db.models import Max
@@ -43,20 +42,6 @@ _CARDS_VERSION = PrecompiledQuery(
     lambda: CardsState.objects.filter(singleton=True).values_list("version", "changed_at")
 )
 
-# The bundles this process served last, by cache key. A key names one version of one locale, whose bytes never
-# change, so this copy is never stale; it saves the shared cache's round trip and unpickling the bundle.
-_RECENT_SIZE = 16
-_recent: OrderedDict[str, tuple[bytes, str]] = OrderedDict()
-_recent_lock = threading.Lock()
-
-
-def _remember(cache_key: str, value: tuple[bytes, str]) -> None:
-    with _recent_lock:
-        _recent[cache_key] = value
-        _recent.move_to_end(cache_key)
-        while len(_recent) > _RECENT_SIZE:
-            _recent.popitem(last=False)
-
 
 def bundle(locale: str) -> Bundle | None:
     """The JSON bundle of one locale, resolved along its fallback chain, with an ETag over its bytes.
@@ -64,12 +49,18 @@ def bundle(locale: str) -> Bundle | None:
     Cached per card-strings version: every write bumps it, so a warm request is one small query and a
     cache read, and no request ever sees a bundle older than the last committed change.
     """
-    version = cards_version()
-    cache_key = f"condor:cards:bundle:{version}:{locale}"
-    hit = _recent.get(cache_key) or cache.get(cache_key)
+    cache_key = f"condor:cards:bundle:{cards_version()}:{locale}"
+    kept = _bundle_of_version(cache_key, locale)
+    return Bundle(locale, *kept) if kept is not None else None
+
+
+# A cache key names one version of one locale, whose bytes never change: this process keeps the bundles it served
+# last, which saves the shared cache's round trip and unpickling the bundle on every request.
+@lru_cache(maxsize=16)
+def _bundle_of_version(cache_key: str, locale: str) -> tuple[bytes, str] | None:
+    hit = cache.get(cache_key)
     if hit is not None:
-        _remember(cache_key, hit)
-        return Bundle(locale, hit[0], hit[1])
+        return (hit[0], hit[1])
     locs = locales()
     if locale not in {loc.code for loc in locs}:
         return None
@@ -96,8 +87,7 @@ def bundle(locale: str) -> Bundle | None:
     body = json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     etag = quote_etag(hashlib.sha256(body).hexdigest()[:32])
     cache.set(cache_key, (body, etag), timeout=None)
-    _remember(cache_key, (body, etag))
-    return Bundle(locale, body, etag)
+    return (body, etag)
 
 
 def _source_entries() -> tuple[list[SourceEntry], datetime]:

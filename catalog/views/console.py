@@ -9,11 +9,19 @@ from functools import lru_cache
 from typing import Any
 
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBadRequest,
+    QueryDict,
+    StreamingHttpResponse,
+)
 from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.urls import get_script_prefix, reverse
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
@@ -79,6 +87,31 @@ def _row_links(script_prefix: str, system: str, declared_id: str, owner: str | N
     return reverse("tool", args=[system, declared_id]), reverse("team", args=[owner]) if owner else None
 
 
+Pairs = tuple[tuple[str, tuple[str, ...]], ...]
+
+
+@lru_cache(maxsize=512)
+def _filter_fields_html(language: str, facets: Pairs, data: Pairs | None) -> str:
+    """The catalog's filter controls as HTML: a function of the language, the choices and the submitted values
+    only. Rendering its hundred options was a fifth of the page's CPU, and people filter by the same few values,
+    so each combination is rendered once per process (its choices are part of the key: no stale option)."""
+    query = None
+    if data is not None:
+        query = QueryDict(mutable=True)
+        for name, values in data:
+            query.setlist(name, list(values))
+    form = CatalogFilterForm(query, facets={k: list(v) for k, v in facets}, sorts=list(SORTS))
+    with translation.override(language):
+        return render_to_string("catalog/catalog.html#filter-fields", {"form": form})
+
+
+def _filter_fields_for(request: HttpRequest) -> str:
+    facets = tuple((k, tuple(v)) for k, v in catalog_facets().items())
+    names = CatalogFilterForm.base_fields
+    data = tuple(sorted((k, tuple(v)) for k, v in request.GET.lists() if k in names)) if request.GET else None
+    return _filter_fields_html(translation.get_language(), facets, data)
+
+
 @page("catalog")
 def catalog_page(request: HttpRequest) -> HttpResponse:
     form, filters = _catalog_query(request)
@@ -92,15 +125,15 @@ def catalog_page(request: HttpRequest) -> HttpResponse:
     sort_query = query.copy()
     sort_query.pop("sort", None)
     context = {
-        "form": form,
         "tools": tools,
         "filters": filters,
         "query": query.urlencode(),
         "sort_query": sort_query.urlencode(),
         "sort": filters.sort,
     }
-    template = "catalog/catalog.html#table" if request.htmx else "catalog/catalog.html"  # type: ignore[attr-defined]
-    return render(request, template, context)
+    if request.htmx:  # type: ignore[attr-defined]
+        return render(request, "catalog/catalog.html#table", context)
+    return render(request, "catalog/catalog.html", {**context, "filter_fields": _filter_fields_for(request)})
 
 
 def _export_row(tool: Tool) -> dict[str, Any]:

@@ -226,3 +226,18 @@ def test_the_filter_choices_follow_each_import(oncall: Client, manifests: Any) -
     )
     body = oncall.get("/catalog/").content.decode()
     assert '<option value="beta">beta</option>' in body and 'value="alpha"' not in body
+
+
+def test_the_filter_controls_show_the_submitted_values_in_the_readers_language(demo: None, oncall: Client) -> None:
+    """The controls' HTML is kept per language, choices and submitted values: none of them may leak into another."""
+    query = {"owner": "-", "hitl": "high", "q": "Termin"}
+    for _ in range(2):  # the second round is served from what the first rendered
+        german = oncall.get("/catalog/", query, headers={"Accept-Language": "de"}).content.decode()
+        english = oncall.get("/catalog/", query, headers={"Accept-Language": "en"}).content.decode()
+        plain = oncall.get("/catalog/", headers={"Accept-Language": "en"}).content.decode()
+        assert ">Suche<" in german and ">Search<" in english and ">Search<" in plain
+        for body in (german, english):
+            assert '<option value="-" selected>' in body and '<option value="high" selected>high</option>' in body
+            assert 'value="Termin"' in body
+        owner_select = plain.split('id="id_owner"')[1].split("</select>")[0]
+        assert owner_select.count(" selected>") == 1 and '<option value="" selected>' in owner_select
