@@ -241,3 +241,19 @@ def test_the_filter_controls_show_the_submitted_values_in_the_readers_language(d
             assert 'value="Termin"' in body
         owner_select = plain.split('id="id_owner"')[1].split("</select>")[0]
         assert owner_select.count(" selected>") == 1 and '<option value="" selected>' in owner_select
+
+
+def test_owner_lookup_reads_any_number_of_matched_tools(demo: None) -> None:
+    from catalog.lookup import _tools_by_pk
+
+    pks = list(Tool.objects.live().order_by("pk").values_list("pk", flat=True)[:17])
+    for n in (0, 1, 3, 8, 9, 17):
+        found = _tools_by_pk(set(pks[:n]))
+        assert sorted(found) == sorted(pks[:n])
+        for pk, tool in found.items():
+            stored = Tool.objects.select_related("owner", "owner_rule").get(pk=pk)
+            assert (tool.declared_id, tool.owner, tool.owner_rule) == (
+                stored.declared_id,
+                stored.owner,
+                stored.owner_rule,
+            )
