@@ -12,7 +12,7 @@ from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquer
 from django.db.models.functions import Coalesce
 from django.utils.translation import gettext_lazy as _
 
-from .domain.budget import ManifestLine, candidate_manifest_line
+from .domain.budget import ManifestLine, manifest_line_of
 from .domain.keys import canonical_key
 from .domain.metadata import metadata_v2
 from .domain.profiles import is_plan_eligible
@@ -245,13 +245,7 @@ def tool_page(system: str, declared_id: str) -> ToolPage:
     ]
     agents = [a for a in Agent.objects.filter(system=tool.system) if tool.category and tool.category in a.categories]
     changes = list(tool.changes.select_related("revision").order_by("-revision__number"))
-    line = candidate_manifest_line(
-        declared_id=tool.declared_id,
-        rag_description=tool.rag_description,
-        description=tool.description,
-        instruction_fragment=tool.instruction_fragment,
-        input_schema=tool.input_schema,
-    )
+    line = manifest_line_of(tool)
     spellings = [
         (_("declared id"), tool.declared_id),
         (_("canonical key"), tool.canonical_key),

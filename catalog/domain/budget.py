@@ -94,3 +94,15 @@ def candidate_manifest_line(
         line += f" — {truncate_bytes(instruction_fragment, FRAGMENT_MAX_BYTES)}"
     bounded = truncate_bytes(line, MANIFEST_MAX_BYTES)
     return ManifestLine(text=bounded, natural_bytes=utf8_len(line), bytes=utf8_len(bounded))
+
+
+def manifest_line_of(tool: Any) -> ManifestLine:
+    """candidate_manifest_line of anything carrying a tool's declaration under the model's names (a Tool row,
+    a descriptor, an indexed tool)."""
+    return candidate_manifest_line(
+        declared_id=tool.declared_id,
+        rag_description=tool.rag_description,
+        description=tool.description,
+        instruction_fragment=tool.instruction_fragment,
+        input_schema=tool.input_schema,
+    )

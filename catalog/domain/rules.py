@@ -18,7 +18,7 @@ from .budget import (
     FRAGMENT_MAX_BYTES,
     MANIFEST_MAX_BYTES,
     MANIFEST_MIN_BYTES,
-    candidate_manifest_line,
+    manifest_line_of,
     truncate_bytes,
     utf8_len,
 )
@@ -370,13 +370,7 @@ def _manifest_line_bounds(catalog: LintCatalog) -> Iterator[Finding]:
     for d, _ in _each(catalog):
         if d.plane != Plane.BUSINESS:
             continue  # only business tools are ever candidates
-        line = candidate_manifest_line(
-            declared_id=d.declared_id,
-            rag_description=d.rag_description,
-            description=d.description,
-            instruction_fragment=d.instruction_fragment,
-            input_schema=d.input_schema,
-        )
+        line = manifest_line_of(d)
         if not line.within_bounds:
             verdict = (
                 f"too short to be told apart (minimum {MANIFEST_MIN_BYTES})"
@@ -422,7 +416,7 @@ def _sibling_near_duplicate(catalog: LintCatalog) -> Iterator[Finding]:
                     by_id[this],
                     f"{this}'s embedded ragDescription + ragKeywords are a near-duplicate of {other}'s "
                     f"(cosine {cosine:.3f}): tool-RAG cannot tell them apart. Add anti-synonyms "
-                    f"(\"DO NOT USE WHEN: …use {other}\") or keywords only this tool owns, or a distinguishing "
+                    f'("DO NOT USE WHEN: …use {other}") or keywords only this tool owns, or a distinguishing '
                     "suffix in the description.",
                     other=other,
                     cosine=cosine,

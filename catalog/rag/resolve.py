@@ -20,7 +20,7 @@ import numpy as np
 from django.conf import settings
 from django.db.models import Max
 
-from ..domain.budget import ManifestLine, candidate_manifest_line
+from ..domain.budget import ManifestLine, manifest_line_of
 from ..domain.keys import canonical_key
 from ..domain.profiles import is_plan_eligible
 from ..domain.snapshot import (
@@ -87,13 +87,7 @@ class SystemIndex:
         line = self._lines.get(key)
         if line is None:
             t = self.by_key[key]
-            line = self._lines[key] = candidate_manifest_line(
-                declared_id=t.declared_id,
-                rag_description=t.rag_description,
-                description=t.description,
-                instruction_fragment=t.instruction_fragment,
-                input_schema=t.input_schema,
-            )
+            line = self._lines[key] = manifest_line_of(t)
         return line
 
     def eligibility(self, profile: CatalogProfile) -> tuple[dict[str, bool], np.ndarray]:
@@ -151,11 +145,13 @@ def _vectors_version(model_id: str) -> tuple[object, ...]:
 
 
 _VECTORS_VERSION = PrecompiledQuery(
-    lambda model_id: ToolEmbedding.objects.filter(model_id=model_id)
-    .order_by()
-    .values("model_id")  # one group: the model's vectors
-    .annotate(last=Max("embedded_at"), top=Max("pk"))
-    .values_list("last", "top"),
+    lambda model_id: (
+        ToolEmbedding.objects.filter(model_id=model_id)
+        .order_by()
+        .values("model_id")  # one group: the model's vectors
+        .annotate(last=Max("embedded_at"), top=Max("pk"))
+        .values_list("last", "top")
+    ),
     "model_id",
 )
 
@@ -315,9 +311,7 @@ def rag_resolve(
         ranks = _LazyRanks(sys_index, scores)
     min_score = settings.CONDOR_RAG_MIN_SCORE
     hits = [
-        Proposed(h.tool.declared_id, RAG_RETRIEVED, h.score, h.rank)
-        for h in ranking[:top_k]
-        if h.score >= min_score
+        Proposed(h.tool.declared_id, RAG_RETRIEVED, h.score, h.rank) for h in ranking[:top_k] if h.score >= min_score
     ]
     triggers = {
         FloorTrigger.ATTACHMENTS.value: attachments,

@@ -147,7 +147,7 @@ def test_the_cached_index_is_rebuilt_when_a_vector_is_re_embedded(resolve: Calla
 
 
 def test_each_candidate_carries_the_manifest_line_of_its_declaration(resolve: Callable[..., Any]) -> None:
-    from catalog.domain.budget import candidate_manifest_line
+    from catalog.domain.budget import manifest_line_of
     from catalog.models import Tool
 
     for prompt in ("Blutdruck eintragen", "prescribe amoxicillin"):  # the second call reuses the index's lines
@@ -155,11 +155,5 @@ def test_each_candidate_carries_the_manifest_line_of_its_declaration(resolve: Ca
         assert snapshot["candidates"]
         for candidate in snapshot["candidates"]:
             tool = Tool.objects.live().get(system=snapshot["system"], declared_id=candidate["declaredId"])
-            line = candidate_manifest_line(
-                declared_id=tool.declared_id,
-                rag_description=tool.rag_description,
-                description=tool.description,
-                instruction_fragment=tool.instruction_fragment,
-                input_schema=tool.input_schema,
-            )
+            line = manifest_line_of(tool)
             assert (candidate["manifestLine"], candidate["manifestBytes"]) == (line.text, line.bytes)
