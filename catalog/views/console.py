@@ -73,8 +73,10 @@ def home(request: HttpRequest) -> HttpResponse:
     return render(request, "catalog/dashboard.html", {"summaries": catalog_summary(), **dashboard()})
 
 
-def _catalog_query(request: HttpRequest) -> tuple[CatalogFilterForm, CatalogFilters]:
-    form = CatalogFilterForm(request.GET or None, facets=catalog_facets(), sorts=list(SORTS))
+def _catalog_query(
+    request: HttpRequest, facets: dict[str, list[str]] | None = None
+) -> tuple[CatalogFilterForm, CatalogFilters]:
+    form = CatalogFilterForm(request.GET or None, facets=facets or catalog_facets(), sorts=list(SORTS))
     if form.is_bound and form.is_valid():
         return form, CatalogFilters(**form.filters())
     return form, CatalogFilters()
@@ -105,8 +107,8 @@ def _filter_fields_html(language: str, facets: Pairs, data: Pairs | None) -> str
         return render_to_string("catalog/catalog.html#filter-fields", {"form": form})
 
 
-def _filter_fields_for(request: HttpRequest) -> str:
-    facets = tuple((k, tuple(v)) for k, v in catalog_facets().items())
+def _filter_fields_for(request: HttpRequest, choices: dict[str, list[str]]) -> str:
+    facets = tuple((k, tuple(v)) for k, v in choices.items())
     names = CatalogFilterForm.base_fields
     data = tuple(sorted((k, tuple(v)) for k, v in request.GET.lists() if k in names)) if request.GET else None
     return _filter_fields_html(translation.get_language(), facets, data)
@@ -114,7 +116,8 @@ def _filter_fields_for(request: HttpRequest) -> str:
 
 @page("catalog")
 def catalog_page(request: HttpRequest) -> HttpResponse:
-    form, filters = _catalog_query(request)
+    facets = catalog_facets()
+    _, filters = _catalog_query(request, facets)
     paginator = Paginator(catalog_rows(filters), PAGE_SIZE)
     tools = paginator.get_page(request.GET.get("page"))
     prefix = get_script_prefix()
@@ -133,7 +136,7 @@ def catalog_page(request: HttpRequest) -> HttpResponse:
     }
     if request.htmx:  # type: ignore[attr-defined]
         return render(request, "catalog/catalog.html#table", context)
-    return render(request, "catalog/catalog.html", {**context, "filter_fields": _filter_fields_for(request)})
+    return render(request, "catalog/catalog.html", {**context, "filter_fields": _filter_fields_for(request, facets)})
 
 
 def _export_row(tool: Tool) -> dict[str, Any]:
