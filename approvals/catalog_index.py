@@ -9,14 +9,13 @@ and leaves the index as valid as before.)
 
 from __future__ import annotations
 
-import threading
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
 from catalog.domain.keys import canonical_key
 from catalog.models import CatalogProfile, Tool
-from catalog.selectors import catalog_version
+from catalog.selectors import PerCatalogVersion
 
 
 @dataclass(frozen=True)
@@ -58,14 +57,6 @@ class CatalogIndex:
     profiles: dict[str, ProfileSnapshot] = field(default_factory=dict)
 
 
-_current: CatalogIndex | None = None
-_rebuilding = threading.Lock()
-
-
-def forget() -> None:
-    """Drop the index (tests that roll the database back reuse revision ids)."""
-    global _current
-    _current = None
 
 
 def _build(version: tuple[Any, ...]) -> CatalogIndex:
@@ -84,12 +75,12 @@ def _build(version: tuple[Any, ...]) -> CatalogIndex:
 
 def catalog_index() -> CatalogIndex:
     """The index of the current catalog: one query when nothing changed, a rebuild when it did."""
-    global _current
-    version = catalog_version()
-    index = _current
-    if index is not None and index.version == version:
-        return index
-    with _rebuilding:
-        if _current is None or _current.version != version:
-            _current = _build(version)
-        return _current
+    return _INDEX.get()
+
+
+def forget() -> None:
+    """Drop the index (tests that roll the database back reuse revision ids)."""
+    _INDEX.forget()
+
+
+_INDEX = PerCatalogVersion(_build)

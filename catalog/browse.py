@@ -6,6 +6,7 @@ Every function here runs a number of queries that does not depend on the catalog
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
@@ -28,7 +29,7 @@ from .models import (
     ToolChange,
 )
 from .rag.vectors import embedding_status
-from .selectors import UNOWNED, catalog_version
+from .selectors import UNOWNED, PerCatalogVersion, Version
 from .services.findings import descriptor_of
 
 # Sort keys the catalog accepts (the URL names them; a leading "-" sorts descending).
@@ -70,43 +71,38 @@ class CatalogFilters:
     sort: str = "id"
 
 
-def _annotated_live_tools() -> QuerySet[Any]:  # Tool rows with two annotations the stubs cannot name
-    """The live tools with what the table shows, findings counted. Built once per process and cloned per use:
-    resolving the two counting subqueries took a fifth of the catalog page's CPU, and never changes."""
-    global _annotated
-    if _annotated is None:
-        _annotated = (
-            Tool.objects.live()
-            .select_related("owner", "safety_revision")
-            # The table shows axes, not texts: skip the long text and JSON columns (decoding them per row
-            # cost more than the rest of the page), and the revision's config diff.
-            .defer(
-                "description",
-                "rag_description",
-                "rag_keywords",
-                "instruction_fragment",
-                "styling_fragment",
-                "output_instructions",
-                "aliases",
-                "input_schema",
-                "metadata_ref",
-                "source_path",
-                "safety_revision__config_changes",
-            )
-            .annotate(
-                findings_count=_count_of(Finding.objects.filter(tool=OuterRef("pk"))),
-                error_count=_count_of(Finding.objects.filter(tool=OuterRef("pk"), severity="error")),
-            )
+@cache
+def _annotated_live_tools_once() -> QuerySet[Any]:  # Tool rows with two annotations the stubs cannot name
+    """The live tools with what the table shows, findings counted. Built once per process and cloned per use
+    (never evaluated itself): resolving the two counting subqueries took a fifth of the catalog page's CPU."""
+    return (
+        Tool.objects.live()
+        .select_related("owner", "safety_revision")
+        # The table shows axes, not texts: skip the long text and JSON columns (decoding them per row
+        # cost more than the rest of the page), and the revision's config diff.
+        .defer(
+            "description",
+            "rag_description",
+            "rag_keywords",
+            "instruction_fragment",
+            "styling_fragment",
+            "output_instructions",
+            "aliases",
+            "input_schema",
+            "metadata_ref",
+            "source_path",
+            "safety_revision__config_changes",
         )
-    return _annotated.all()  # a clone: the kept queryset is never evaluated
-
-
-_annotated: QuerySet[Any] | None = None
+        .annotate(
+            findings_count=_count_of(Finding.objects.filter(tool=OuterRef("pk"))),
+            error_count=_count_of(Finding.objects.filter(tool=OuterRef("pk"), severity="error")),
+        )
+    )
 
 
 def catalog_tools(filters: CatalogFilters) -> QuerySet[Tool]:
     """The live catalog, filtered and sorted, with findings counts: one query per page (plus the count)."""
-    qs = _annotated_live_tools()
+    qs = _annotated_live_tools_once().all()  # a clone
     f = filters
     if f.q:
         text = f.q.strip()
@@ -193,21 +189,18 @@ def plan_eligible_q(profile_slug: str) -> Q:
 def catalog_facets() -> dict[str, list[str]]:
     """Values for the filter controls. Modules, teams and profiles are written by imports only (the admin shows
     them read-only), so they are kept per catalog version: one small query, then three to rebuild."""
-    global _facets
-    version = catalog_version()
-    kept = _facets
-    if kept is not None and kept[0] == version:
-        return kept[1]
-    facets = {
+    return _FACETS.get()
+
+
+def _facets_of(version: Version) -> dict[str, list[str]]:
+    return {
         "modules": list(Tool.objects.live().order_by("module").values_list("module", flat=True).distinct()),
         "teams": list(Team.objects.order_by("slug").values_list("slug", flat=True)),
         "profiles": list(CatalogProfile.objects.order_by("slug").values_list("slug", flat=True)),
     }
-    _facets = (version, facets)
-    return facets
 
 
-_facets: tuple[tuple[tuple[object, ...], ...], dict[str, list[str]]] | None = None
+_FACETS = PerCatalogVersion(_facets_of)
 
 
 # --- the tool page -----------------------------------------------------------------------------------

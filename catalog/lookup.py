@@ -7,7 +7,6 @@ cached in memory per catalog revision, so a lookup is two small queries whatever
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz, process
@@ -15,14 +14,14 @@ from rapidfuzz import fuzz, process
 from .domain.keys import canonical_key
 from .models import Tool
 from .precompiled import PrecompiledQuery
-from .selectors import catalog_version
+from .selectors import PerCatalogVersion, Version
 
 MIN_SCORE = 60.0
 
 
 @dataclass
 class _Index:
-    version: tuple[tuple[object, ...], ...]
+    version: Version
     keys: list[str]  # distinct canonical keys (ids and aliases), for fuzzy ranking
     spaced: list[str]  # the same keys with dots as spaces, what the fuzzy scorer compares
     tools_by_key: dict[str, list[tuple[int, str]]]  # key → [(tool pk, how it matched)]
@@ -40,16 +39,7 @@ class Lookup:
         return bool(self.matches)
 
 
-_lock = threading.Lock()
-_index: _Index | None = None
-
-
-def _current_index() -> _Index:
-    global _index
-    version = catalog_version()
-    with _lock:
-        if _index is not None and _index.version == version:
-            return _index
+def _build_index(version: Version) -> _Index:
     tools_by_key: dict[str, list[tuple[int, str]]] = {}
     for pk, key, aliases in Tool.objects.live().values_list("pk", "canonical_key", "aliases"):
         tools_by_key.setdefault(key, []).append((pk, "canonical key"))
@@ -58,10 +48,10 @@ def _current_index() -> _Index:
             if alias_key != key:
                 tools_by_key.setdefault(alias_key, []).append((pk, f"alias {alias!r}"))
     keys = sorted(tools_by_key)
-    built = _Index(version=version, keys=keys, spaced=[k.replace(".", " ") for k in keys], tools_by_key=tools_by_key)
-    with _lock:
-        _index = built
-    return built
+    return _Index(version=version, keys=keys, spaced=[k.replace(".", " ") for k in keys], tools_by_key=tools_by_key)
+
+
+_INDEX = PerCatalogVersion(_build_index)
 
 
 def owner_lookup(query: str, *, limit: int = 5) -> Lookup:
@@ -69,7 +59,7 @@ def owner_lookup(query: str, *, limit: int = 5) -> Lookup:
     result = Lookup(query=query, key=key)
     if not key:
         return result
-    index = _current_index()
+    index = _INDEX.get()
     exact = index.tools_by_key.get(key, [])
     ranked: list[tuple[str, float]] = []
     if not exact:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import uuid
 import weakref
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connections
@@ -20,9 +21,25 @@ from django.db.models.query import get_related_populators  # type: ignore[attr-d
 from django.db.models.sql.compiler import SQLCompiler, SQLInsertCompiler
 from django.db.models.sql.subqueries import InsertQuery
 
-# The compiler (its converters), the SQL, and per parameter: the index of the value a call passes (or None: a
-# constant of the query itself), how that value is stored (or the constant).
-Compiled = tuple[SQLCompiler, str, list[tuple[int | None, Any]]]
+
+@dataclass(frozen=True)
+class _Compiled:
+    compiler: SQLCompiler  # its converters turn the fetched rows into the ORM's values
+    sql: str
+    # Per parameter: the index of the value a call passes (or None: a constant of the query itself), and how
+    # that value is stored (or the constant).
+    template: list[tuple[int | None, Any]]
+    # For a model queryset: what ModelIterable works out per query, worked out once here.
+    instances: _Instances | None
+
+
+@dataclass(frozen=True)
+class _Instances:
+    model: type[Model]
+    start: int  # the model's columns in a row
+    end: int
+    names: list[str]
+    populators: list[Any]  # select_related: one per related model
 
 
 class Placeholder(str):
@@ -74,9 +91,9 @@ class PrecompiledQuery:
     def __init__(self, build: Callable[..., QuerySet[Any, Any]], *names: str) -> None:
         self.build = build
         self.names = names
-        self._compiled: weakref.WeakKeyDictionary[Any, Compiled] = weakref.WeakKeyDictionary()
+        self._compiled: weakref.WeakKeyDictionary[Any, _Compiled] = weakref.WeakKeyDictionary()
 
-    def _compile(self, connection: Any) -> Compiled:
+    def _compile(self, connection: Any) -> _Compiled:
         placeholders = [_placeholder(name) for name in self.names]
         compiler = self.build(*placeholders).query.get_compiler(connection=connection)
         sql, params = compiler.as_sql()
@@ -92,19 +109,30 @@ class PrecompiledQuery:
                 template.append((None, param))
         if {slot for slot, _ in template if slot is not None} != set(range(len(placeholders))):
             raise ValueError(f"a placeholder does not reach the SQL as a parameter: {params!r}")
-        return compiler, sql, template
+        instances = None
+        klass_info = compiler.klass_info  # set by as_sql(); None for a values queryset
+        if klass_info is not None and not compiler.annotation_col_map:
+            fields = klass_info["select_fields"]
+            start, end = fields[0], fields[-1] + 1
+            instances = _Instances(
+                model=klass_info["model"],
+                start=start,
+                end=end,
+                names=[column[0].target.attname for column in compiler.select[start:end]],
+                populators=get_related_populators(klass_info, compiler.select, connection.alias),
+            )
+        return _Compiled(compiler, sql, template, instances)
 
-    def _run(self, values: tuple[Any, ...], using: str) -> tuple[SQLCompiler, list[Any]]:
+    def _run(self, values: tuple[Any, ...], using: str) -> tuple[_Compiled, list[Any]]:
         connection = connections[using]
         compiled = self._compiled.get(connection)
         if compiled is None:
             compiled = self._compiled[connection] = self._compile(connection)
-        compiler, sql, template = compiled
-        params = [how(values[slot]) if slot is not None else how for slot, how in template]
+        params = [how(values[slot]) if slot is not None else how for slot, how in compiled.template]
         with connection.cursor() as cursor:
-            cursor.execute(sql, params)
+            cursor.execute(compiled.sql, params)
             fetched = cursor.fetchall()
-        return compiler, list(compiler.results_iter(results=[fetched]))
+        return compiled, list(compiled.compiler.results_iter(results=[fetched]))
 
     def rows(self, *values: Any, using: str = DEFAULT_DB_ALIAS) -> list[tuple[Any, ...]]:
         _, rows = self._run(values, using)
@@ -112,18 +140,14 @@ class PrecompiledQuery:
 
     def objects(self, *values: Any, using: str = DEFAULT_DB_ALIAS) -> list[Any]:
         """Model instances, built as Django's ModelIterable builds them (from_db, then each related populator)."""
-        compiler, rows = self._run(values, using)
-        klass_info = compiler.klass_info
-        if klass_info is None or compiler.annotation_col_map:
+        compiled, rows = self._run(values, using)
+        build = compiled.instances
+        if build is None:
             raise ValueError("objects() needs a model queryset without annotations; use rows()")
-        model, fields = klass_info["model"], klass_info["select_fields"]
-        start, end = fields[0], fields[-1] + 1
-        names = [column[0].target.attname for column in compiler.select[start:end]]
-        populators = get_related_populators(klass_info, compiler.select, using)
         out = []
         for row in rows:
-            obj = model.from_db(using, names, row[start:end])
-            for populator in populators:
+            obj = build.model.from_db(using, build.names, row[build.start : build.end])
+            for populator in build.populators:
                 populator.populate(row, obj)
             out.append(obj)
         return out
