@@ -24,13 +24,15 @@ from django.db.models.sql.subqueries import InsertQuery
 
 @dataclass(frozen=True)
 class _Compiled:
-    compiler: SQLCompiler  # its converters turn the fetched rows into the ORM's values
+    compiler: SQLCompiler
     sql: str
     # Per parameter: the index of the value a call passes (or None: a constant of the query itself), and how
     # that value is stored (or the constant).
     template: list[tuple[int | None, Any]]
     # For a model queryset: what ModelIterable works out per query, worked out once here.
     instances: _Instances | None
+    # What turns a fetched row into the ORM's values (by column), as results_iter() would work it out per call.
+    converters: dict[int, Any]
 
 
 @dataclass(frozen=True)
@@ -121,7 +123,11 @@ class PrecompiledQuery:
                 names=[column[0].target.attname for column in compiler.select[start:end]],
                 populators=get_related_populators(klass_info, compiler.select, connection.alias),
             )
-        return _Compiled(compiler, sql, template, instances)
+        columns = [column[0] for column in compiler.select[: compiler.col_count]]
+        if compiler.has_composite_fields(columns):
+            raise ValueError("a composite primary key is not supported here")
+        converters = compiler.get_converters(columns)
+        return _Compiled(compiler, sql, template, instances, converters)
 
     def _run(self, values: tuple[Any, ...], using: str) -> tuple[_Compiled, list[Any]]:
         connection = connections[using]
@@ -132,7 +138,9 @@ class PrecompiledQuery:
         with connection.cursor() as cursor:
             cursor.execute(compiled.sql, params)
             fetched = cursor.fetchall()
-        return compiled, list(compiled.compiler.results_iter(results=[fetched]))
+        if compiled.converters:
+            return compiled, list(compiled.compiler.apply_converters(fetched, compiled.converters))
+        return compiled, fetched
 
     def rows(self, *values: Any, using: str = DEFAULT_DB_ALIAS) -> list[tuple[Any, ...]]:
         _, rows = self._run(values, using)

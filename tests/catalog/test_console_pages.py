@@ -218,6 +218,7 @@ def test_the_filter_choices_follow_each_import(oncall: Client, manifests: Any) -
         via="t",
     )
     assert '<option value="alpha">alpha</option>' in oncall.get("/catalog/").content.decode()
+    assert rows(oncall, module="alpha") == ["readA"]
     catalog_import(
         raw=manifests.encode(
             manifests.condor([manifests.condor_tool("readB", module="beta")], forcedFloors=[], baselineCount=1)
@@ -226,6 +227,8 @@ def test_the_filter_choices_follow_each_import(oncall: Client, manifests: Any) -
     )
     body = oncall.get("/catalog/").content.decode()
     assert '<option value="beta">beta</option>' in body and 'value="alpha"' not in body
+    # A module that no longer exists is not a filter any more (it was one a moment ago): the whole catalog shows.
+    assert rows(oncall, module="alpha") == ["readB"] and rows(oncall, module="beta") == ["readB"]
 
 
 def test_the_filter_controls_show_the_submitted_values_in_the_readers_language(demo: None, oncall: Client) -> None:
@@ -257,3 +260,40 @@ def test_owner_lookup_reads_any_number_of_matched_tools(demo: None) -> None:
                 stored.owner,
                 stored.owner_rule,
             )
+
+
+def test_a_row_shows_what_changed_since_it_was_last_shown(demo: None, oncall: Client) -> None:
+    """Rows are kept rendered per their values: a sign-off or an owner change after a first view shows at once,
+    and the same row in German is German."""
+    tool = Tool.objects.live().filter(system="condor", owner__isnull=False, safety_revision__isnull=False).first()
+    assert tool is not None and tool.safety_revision is not None and tool.owner is not None
+
+    def row(language: str = "en") -> str:
+        body = oncall.get("/catalog/", {"q": tool.declared_id}, headers={"Accept-Language": language}).content.decode()
+        found = [r for r in re.findall(r"<tr>(.*?)</tr>", body, re.S) if f">{tool.declared_id}</a>" in r]
+        assert len(found) == 1
+        return found[0]
+
+    CatalogRevision.objects.filter(pk=tool.safety_revision.pk).update(review_state="pending-review")
+    before = row()
+    assert '<span class="badge pending-review">no</span>' in before
+    assert f'<a href="{reverse("team", args=[tool.owner.slug])}">{tool.owner.slug}</a>' in before
+    CatalogRevision.objects.filter(pk=tool.safety_revision.pk).update(review_state="approved")
+    Tool.objects.filter(pk=tool.pk).update(owner=None)
+    after = row()
+    assert '<span class="badge approved">yes</span>' in after and "pending-review" not in after
+    assert '<span class="badge error">unowned</span>' in after and "/teams/" not in after
+    german = row("de")
+    assert '<span class="badge approved">ja</span>' in german and "ohne Zuständigkeit" in german
+
+
+def test_sort_links_keep_the_current_filters(demo: None, oncall: Client) -> None:
+    """The column heads link to the other sort order with exactly the filters on screen (kept rendered per
+    language, sort and filters)."""
+    for system in ("condor", "tucan", "condor"):
+        body = oncall.get("/catalog/", {"system": system, "sort": "owner"}).content.decode()
+        head = body.split("<thead>")[1].split("</thead>")[0]
+        assert f'href="?system={system}&amp;sort=-owner"' in head and "Owner ▲" in head
+        assert f'href="?system={system}&amp;sort=plane"' in head and "Plane ▲" not in head
+        other = "tucan" if system == "condor" else "condor"
+        assert f"system={other}" not in head
