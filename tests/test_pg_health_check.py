@@ -44,3 +44,17 @@ def test_a_live_connection_is_usable_and_a_terminated_one_is_not() -> None:
     with connection.cursor() as cursor:  # a new connection, as a request after a database restart gets
         cursor.execute("SELECT 1")
         assert cursor.fetchone() == (1,)
+
+
+def test_a_statement_a_connection_repeats_is_prepared_once() -> None:
+    """PostgreSQL stops parsing and planning a lookup the connection keeps running (PG_PREPARE_THRESHOLD, 5)."""
+    from catalog.models import Team
+
+    connection = connections["default"]
+    assert connection.connection is None or connection.connection.prepare_threshold == 5
+    for _ in range(6):
+        list(Team.objects.filter(slug="no-such-team"))
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        prepared = [row[0] for row in cursor.fetchall()]
+    assert any('FROM "catalog_team"' in statement and '"slug" = $1' in statement for statement in prepared), prepared

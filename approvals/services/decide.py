@@ -9,6 +9,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from catalog.precompiled import PrecompiledUpdate
 from catalog.services.audit import Actor, audit_record
 
 from ..domain import (
@@ -32,6 +33,14 @@ from .common import (
 )
 
 # --- decide (the approver's act) -------------------------------------------------------------------
+
+# The decision itself: one conditional UPDATE that only a pending, unexpired request passes (exactly one of two
+# concurrent decisions wins), compiled once (see catalog.precompiled).
+_DECIDE = PrecompiledUpdate(
+    lambda pk, now: ApprovalRequest.objects.filter(pk=pk, state=State.PENDING.value, expires_at__gt=now),
+    "pk:uuid",
+    "now:datetime",
+)
 
 
 def approval_decide(
@@ -121,7 +130,7 @@ def approval_decide(
         fields.update(state=State.REJECTED.value)
 
     with transaction.atomic():
-        won = ApprovalRequest.objects.filter(pk=req.pk, state=State.PENDING.value, expires_at__gt=now).update(**fields)
+        won = _DECIDE.update(req.pk, now, **fields)
         if won:
             after = {k: v for k, v in fields.items() if k not in ("decided_by", "approved_args")}
             after["decided_by"] = approver.get_username()

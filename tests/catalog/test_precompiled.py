@@ -7,12 +7,13 @@ from typing import Any
 
 import pytest
 from django.db import IntegrityError, connection, connections, transaction
+from django.db.models.functions import Now
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from catalog.auth import token_by_hash
 from catalog.models import ApiToken
-from catalog.precompiled import PrecompiledInsert, PrecompiledQuery
+from catalog.precompiled import PrecompiledInsert, PrecompiledQuery, PrecompiledUpdate
 
 pytestmark = pytest.mark.django_db
 
@@ -108,7 +109,6 @@ def test_a_model_with_save_receivers_is_saved_through_save() -> None:
     assert heard == ["heard"] and ApiToken.objects.filter(name="heard").exists()
 
 
-
 def test_objects_are_the_instances_the_orm_builds_with_their_related_rows(manifests: Any) -> None:
     from catalog.models import Tool
     from catalog.services.imports import catalog_import
@@ -144,3 +144,45 @@ def test_an_integer_parameter(make_token: Any) -> None:
     for pk, name in ApiToken.objects.values_list("pk", "name"):
         assert query.rows(pk) == query.rows(str(pk)) == [(name,)]
     assert query.rows(10**6) == []
+
+
+def _token_row(name: str) -> tuple[Any, ...]:
+    token = ApiToken.objects.get(name=name)
+    return (token.scopes, token.expires_at, token.revoked_at, token.last_used_at)
+
+
+def test_a_precompiled_update_writes_what_update_writes(make_token: Any) -> None:
+    """Same rows, same WHERE, same values: the precompiled UPDATE and the ORM's leave identical rows, count the
+    same, write None as NULL, and refuse a row the condition does not pass."""
+    soon = timezone.now() + timedelta(days=1)
+    for name in ("orm", "pre", "expired"):
+        make_token(name, ("catalog",), expires_at=soon if name != "expired" else timezone.now() - timedelta(1))
+    update = PrecompiledUpdate(
+        lambda name, now: ApiToken.objects.filter(name=name, revoked_at__isnull=True, expires_at__gt=now),
+        "name",
+        "now:datetime",
+    )
+    now = timezone.now()
+    values: dict[str, Any] = {"scopes": ["rag", "cards"], "last_used_at": now, "expires_at": soon + timedelta(1)}
+    orm = ApiToken.objects.filter(name="orm", revoked_at__isnull=True, expires_at__gt=now).update(**values)
+    assert (orm, update.update("pre", now, **values)) == (1, 1)
+    assert _token_row("pre") == _token_row("orm") == (["rag", "cards"], soon + timedelta(1), None, now)
+    assert update.update("expired", now, **values) == 0 and _token_row("expired")[0] == ["catalog"]
+    assert update.update("pre", soon + timedelta(2), **values) == 0  # past its expiry: the condition fails
+    # Another set of fields, a None among them: compiled apart, written as NULL.
+    assert update.update("pre", now, last_used_at=None, scopes=["approvals"]) == 1
+    assert _token_row("pre") == (["approvals"], soon + timedelta(1), None, None)
+    assert update.update("pre", now, **values) == 1 and _token_row("pre") == _token_row("orm")
+    assert len(update._compiled[connections["default"]]) == 2
+
+
+def test_a_precompiled_update_refuses_what_it_cannot_compile_once(make_token: Any) -> None:
+    make_token("a", ("catalog",), expires_at=timezone.now() + timedelta(days=1))
+    update = PrecompiledUpdate(
+        lambda name, now: ApiToken.objects.filter(name=name, expires_at__gt=now), "name", "now:datetime"
+    )
+    with pytest.raises(ValueError, match="naive"):
+        update.update("a", datetime(2030, 1, 1), last_used_at=timezone.now())  # noqa: DTZ001 (the point)
+    with pytest.raises(ValueError, match="expression"):
+        update.update("a", timezone.now(), last_used_at=Now())
+    assert ApiToken.objects.get(name="a").last_used_at is None
