@@ -1,4 +1,5 @@
-"""The PostgreSQL health check asks the server only when the connection's socket says something happened."""
+"""Our PostgreSQL backend: a health check that asks the server only when the socket says something happened,
+prepared statements, and timestamps read by psycopg's parser exactly as Django reads them."""
 
 from __future__ import annotations
 
@@ -58,3 +59,29 @@ def test_a_statement_a_connection_repeats_is_prepared_once() -> None:
         cursor.execute("SELECT statement FROM pg_prepared_statements")
         prepared = [row[0] for row in cursor.fetchall()]
     assert any('FROM "catalog_team"' in statement and '"slug" = $1' in statement for statement in prepared), prepared
+
+
+def test_timestamps_read_as_django_reads_them() -> None:
+    """Our timestamptz loader (psycopg's parser) gives exactly what Django's own loader gives."""
+    from django.db.backends.postgresql.psycopg_any import register_tzloader
+
+    values = (
+        "'2024-02-29 23:59:59.999999+05:30'",
+        "'1901-01-01 00:00:00-08'",
+        "'1970-01-01 00:00:00+00'",
+        "'9999-12-31 23:59:59.5+00'",
+        "'2026-03-29 02:30:00+02'",
+        "now()",
+        "NULL",
+    )
+    sql = "SELECT " + ", ".join(f"{v}::timestamptz" for v in values)
+    connection = connections["default"]
+    with connection.cursor() as cursor:
+        assert cursor.cursor.adapters.get_loader(1184, 0).__module__ == "condor_admin.postgresql.base"
+        cursor.execute(sql)
+        ours = cursor.fetchone()
+        register_tzloader(connection.timezone, cursor.cursor)  # Django's loader, on this cursor only
+        cursor.execute(sql)
+        djangos = cursor.fetchone()
+    assert ours[:-2] == djangos[:-2] and ours[-1] is None is djangos[-1]
+    assert [v.tzinfo for v in ours[:-1]] == [v.tzinfo for v in djangos[:-1]] == [connection.timezone] * 6
