@@ -75,3 +75,25 @@ def signin_throttle_is_shared(app_configs: Any = None, **kwargs: Any) -> list[Ch
             )
         ]
     return []
+
+
+@register("condor")
+def catalog_filters_are_independent(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """The catalog page validates and renders its filters one field at a time, each kept per its own values
+    (catalog/views/console.py): right only while no filter's answer depends on another's."""
+    from .forms import CatalogFilterForm
+
+    crossing = sorted(
+        name for name in vars(CatalogFilterForm) if name == "clean" or name.startswith(("clean_", "_post_clean"))
+    )
+    if crossing:
+        return [
+            Error(
+                f"CatalogFilterForm defines {', '.join(crossing)}: a rule across fields breaks the catalog page's "
+                "field-by-field validation and rendering",
+                hint="Validate the combination in catalog.views.console._filters_of, or drop the per-field caches.",
+                obj=CatalogFilterForm,
+                id="condor.E002",
+            )
+        ]
+    return []

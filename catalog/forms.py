@@ -119,20 +119,24 @@ class CatalogFilterForm(forms.Form):
 
     def filters(self) -> dict[str, Any]:
         """Cleaned values for CatalogFilters (call after is_valid)."""
-        data = self.cleaned_data
-        yes_no = {"yes": True, "no": False}
-        values: dict[str, Any] = {
-            k: data.get(k) or ""
-            for k in ("q", "system", "plane", "module", "owner", "availability", "policy", "hitl", "retry")
-        }
-        values.update(
-            profile=data.get("profile") or "",
-            findings=data.get("findings") or "",
-            mutating=yes_no.get(data.get("mutating") or ""),
-            signed_off=yes_no.get(data.get("signed_off") or ""),
-            sort=data.get("sort") or "id",
-        )
-        return values
+        return catalog_filters(self.cleaned_data)
+
+
+def catalog_filters(cleaned: dict[str, Any]) -> dict[str, Any]:
+    """CatalogFilters' values from CatalogFilterForm's cleaned values (a field not there counts as empty)."""
+    yes_no = {"yes": True, "no": False}
+    values: dict[str, Any] = {
+        k: cleaned.get(k) or ""
+        for k in ("q", "system", "plane", "module", "owner", "availability", "policy", "hitl", "retry")
+    }
+    values.update(
+        profile=cleaned.get("profile") or "",
+        findings=cleaned.get("findings") or "",
+        mutating=yes_no.get(cleaned.get("mutating") or ""),
+        signed_off=yes_no.get(cleaned.get("signed_off") or ""),
+        sort=cleaned.get("sort") or "id",
+    )
+    return values
 
 
 class OwnerLookupForm(forms.Form):

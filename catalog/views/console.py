@@ -38,7 +38,7 @@ from ..browse import (
     tool_page,
 )
 from ..domain.rules import RULES
-from ..forms import CatalogFilterForm, LanguageForm, OwnerLookupForm, WaiverForm
+from ..forms import CatalogFilterForm, LanguageForm, OwnerLookupForm, WaiverForm, catalog_filters
 from ..lookup import owner_lookup
 from ..middleware import SESSION_KEY
 from ..models import Team, Tool, UserPreference
@@ -98,16 +98,32 @@ def _bound_form(facets: Pairs, data: Pairs | None) -> CatalogFilterForm:
     return CatalogFilterForm(query, facets={k: list(v) for k, v in facets}, sorts=list(SORTS))
 
 
-@lru_cache(maxsize=1024)
+# The filters are validated and rendered one by one: each field's answer depends on its own submitted values
+# (and the choices) only, since the form has no rule across fields (a system check keeps it so), and one
+# filter's few values repeat far more often than whole combinations of them do. Building the form, validating
+# it and rendering its hundred options was a third of the page's CPU; each (field, values) is now done once per
+# process. The choices are part of every key, so a value an import removed is refused at once.
+_INVALID = object()
+
+
+@lru_cache(maxsize=2048)
+def _cleaned(facets: Pairs, name: str, values: tuple[str, ...]) -> Any:
+    form = _bound_form(facets, ((name, values),))
+    return form.cleaned_data[name] if form.is_valid() else _INVALID
+
+
 def _filters_of(facets: Pairs, data: Pairs | None) -> CatalogFilters:
-    """What the submitted filters select: a function of the submitted values and the choices only (the choices
-    are part of the key, so a value an import removed is refused as before). Building and validating the form
-    was a tenth of the page's CPU; people filter by the same few values, so each is validated once per process.
-    Values that do not validate select the whole catalog, as a fresh page does."""
-    form = _bound_form(facets, data)
-    if form.is_bound and form.is_valid():
-        return CatalogFilters(**form.filters())
-    return CatalogFilters()
+    """What the submitted filters select. A value that does not validate selects the whole catalog, as a fresh
+    page does."""
+    if data is None:
+        return CatalogFilters()
+    cleaned = {}
+    for name, values in data:
+        value = _cleaned(facets, name, values)
+        if value is _INVALID:
+            return CatalogFilters()
+        cleaned[name] = value
+    return CatalogFilters(**catalog_filters(cleaned))
 
 
 def _catalog_query(request: HttpRequest, facets: dict[str, list[str]] | None = None) -> CatalogFilters:
@@ -121,13 +137,25 @@ def _row_links(script_prefix: str, system: str, declared_id: str, owner: str | N
     return reverse("tool", args=[system, declared_id]), reverse("team", args=[owner]) if owner else None
 
 
-@lru_cache(maxsize=512)
-def _filter_fields_html(language: str, facets: Pairs, data: Pairs | None) -> str:
-    """The catalog's filter controls as HTML: a function of the language, the choices and the submitted values
-    only. Rendering its hundred options was a fifth of the page's CPU, and people filter by the same few values,
-    so each combination is rendered once per process (its choices are part of the key: no stale option)."""
+@lru_cache(maxsize=2048)
+def _filter_field_html(language: str, facets: Pairs, name: str, values: tuple[str, ...] | None, bound: bool) -> str:
+    form = _bound_form(facets, (((name, values),) if values is not None else ()) if bound else None)
     with translation.override(language):
-        return render_to_string("catalog/catalog.html#filter-fields", {"form": _bound_form(facets, data)})
+        return render_to_string("catalog/catalog.html#filter-field", {"field": form[name]})
+
+
+_FILTER_FIELDS = [name for name in CatalogFilterForm.base_fields if name not in ("q", "sort")]
+
+
+def _filter_fields_html(language: str, facets: Pairs, data: Pairs | None) -> str:
+    """The filter controls as HTML: the search box, the selects, the hidden sort."""
+    submitted, bound = dict(data or ()), data is not None
+
+    def html(name: str) -> str:
+        return _filter_field_html(language, facets, name, submitted.get(name), bound)
+
+    selects = "".join(html(name) for name in _FILTER_FIELDS)
+    return mark_safe(f"{html('q')}\n  {selects}\n  {html('sort')}")  # each part rendered (escaped) by a template
 
 
 # The table's head and rows are pure functions of what they show, so each rendering is kept per process under

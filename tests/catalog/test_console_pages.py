@@ -103,6 +103,9 @@ def test_catalog_htmx_request_gets_only_the_table(demo: None, oncall: Client) ->
 def test_bad_filter_values_fall_back_to_the_whole_catalog(demo: None, oncall: Client) -> None:
     response = oncall.get("/catalog/", {"plane": "nonsense", "page": "999"})
     assert response.status_code == 200
+    # One bad value among good ones: the whole catalog, not the good ones alone (each value is checked on its own).
+    assert rows(oncall, system="tucan") != rows(oncall)
+    assert rows(oncall, plane="nonsense", system="tucan") == rows(oncall) == rows(oncall, system="tucan", hitl="x")
 
 
 def test_exports_hold_exactly_the_filtered_set(demo: None, oncall: Client) -> None:
@@ -297,3 +300,16 @@ def test_sort_links_keep_the_current_filters(demo: None, oncall: Client) -> None
         assert f'href="?system={system}&amp;sort=plane"' in head and "Plane ▲" not in head
         other = "tucan" if system == "condor" else "condor"
         assert f"system={other}" not in head
+
+
+def test_a_rule_across_catalog_filters_fails_the_system_check() -> None:
+    from catalog.checks import catalog_filters_are_independent
+    from catalog.forms import CatalogFilterForm
+
+    assert catalog_filters_are_independent() == []
+    CatalogFilterForm.clean = lambda self: self.cleaned_data  # type: ignore[method-assign]
+    try:
+        assert [e.id for e in catalog_filters_are_independent()] == ["condor.E002"]
+    finally:
+        del CatalogFilterForm.clean  # type: ignore[attr-defined]
+    assert catalog_filters_are_independent() == []
