@@ -22,6 +22,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import get_script_prefix, reverse
 from django.utils import timezone, translation
+from django.utils.html import conditional_escape
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
@@ -161,12 +162,20 @@ def _filter_fields_html(language: str, facets: Pairs, data: Pairs | None) -> str
 # The table's head and rows are pure functions of what they show, so each rendering is kept per process under
 # exactly those values (and the language): a row whose tool, owner, findings or sign-off changed has another key
 # and is rendered anew, never served stale. Rendering the 50 rows and 11 sort links in the template engine was
-# most of the page's CPU (measured: 63 % of it under the mixed load), and the catalog's rows and people's sort
-# and filter combinations repeat.
-@lru_cache(maxsize=1024)
-def _table_head_html(language: str, sort: str, sort_query: str) -> str:
+# most of the page's CPU (measured: 63 % of it under the mixed load), and the catalog's rows repeat. The head
+# is kept per language and sort order with a stand-in where each link carries the current filters, which are put
+# in (escaped, as the template would) per request.
+_FILTERS_HERE = "\x00filters\x00"  # passes through the template's escaping unchanged
+
+
+@lru_cache(maxsize=64)
+def _table_head_template(language: str, sort: str) -> str:
     with translation.override(language):
-        return render_to_string("catalog/catalog.html#table-head", {"sort": sort, "sort_query": sort_query})
+        return render_to_string("catalog/catalog.html#table-head", {"sort": sort, "sort_query": _FILTERS_HERE})
+
+
+def _table_head_html(language: str, sort: str, sort_query: str) -> str:
+    return mark_safe(_table_head_template(language, sort).replace(_FILTERS_HERE, conditional_escape(sort_query)))
 
 
 @lru_cache(maxsize=4096)
