@@ -188,6 +188,15 @@ class PrecompiledQuery:
         return out
 
 
+def _prepared(field: Field[Any, Any], value: Any, connection: Any) -> Any:
+    """A SET value as SQLUpdateCompiler prepares it."""
+    if hasattr(value, "prepare_database_save"):  # a model instance, for a relation: its key
+        if not field.remote_field:
+            raise TypeError(f"{value!r} is not a value for {field.name}")
+        return value.prepare_database_save(field)
+    return field.get_db_prep_save(value, connection=connection)
+
+
 @dataclass(frozen=True)
 class _CompiledUpdate:
     sql: str
@@ -227,6 +236,9 @@ class PrecompiledUpdate:
         ]
         if any(hasattr(field, "get_placeholder") for _, field in with_param):
             raise ValueError("a field needs SQL of its own per value; use update()")
+        if any(_prepared(field, fields[name], connection) is None for name, field in with_param):
+            # The ORM wrote this one as "= NULL" without a parameter: the SQL would not match its parameters.
+            raise ValueError("a value that is stored as NULL must be passed as None")
         return _CompiledUpdate(sql, with_param, _template(params[len(with_param) :], placeholders, connection))
 
     def update(self, *values: Any, using: str = DEFAULT_DB_ALIAS, **fields: Any) -> int:
@@ -241,16 +253,7 @@ class PrecompiledUpdate:
         compiled = per_connection.get(key)
         if compiled is None:
             compiled = per_connection[key] = self._compile(connection, fields)
-        params = []
-        for name, field in compiled.fields:
-            value = fields[name]
-            if hasattr(value, "prepare_database_save"):  # a model instance, for a relation: its key
-                if not field.remote_field:
-                    raise TypeError(f"{value!r} is not a value for {field.name}")
-                value = value.prepare_database_save(field)
-            else:
-                value = field.get_db_prep_save(value, connection=connection)
-            params.append(value)
+        params = [_prepared(field, fields[name], connection) for name, field in compiled.fields]
         params += _fill(compiled.template, values)
         with transaction.mark_for_rollback_on_error(using=using), connection.cursor() as cursor:
             cursor.execute(compiled.sql, params)

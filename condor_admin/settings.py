@@ -108,7 +108,12 @@ if DATABASES["default"]["ENGINE"].endswith("postgresql"):
     options = DATABASES["default"].setdefault("OPTIONS", {})
     options["server_side_binding"] = True
     _threshold = os.environ.get("PG_PREPARE_THRESHOLD", "5").strip().lower()
-    options["prepare_threshold"] = None if _threshold in ("off", "none", "") else int(_threshold)
+    if _threshold in ("off", "none", ""):
+        options["prepare_threshold"] = None
+    elif _threshold.isdigit():
+        options["prepare_threshold"] = int(_threshold)
+    else:
+        raise RuntimeError(f"PG_PREPARE_THRESHOLD={_threshold!r}: give a whole number of runs (0 or more) or 'off'")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -302,7 +302,8 @@ def test_sort_links_keep_the_current_filters(demo: None, oncall: Client) -> None
         assert f"system={other}" not in head
     body = oncall.get("/catalog/", {"q": 'a&b"<x>', "system": "tucan"}, headers={"Accept-Language": "de"}).content
     head = body.decode().split("<thead>")[1].split("</thead>")[0]
-    assert 'href="?q=a%26b%22%3Cx%3E&amp;system=tucan&amp;sort=-id"' in head and "Tool ▲" in head and ">Zuständig<" in head
+    assert 'href="?q=a%26b%22%3Cx%3E&amp;system=tucan&amp;sort=-id"' in head and "Tool ▲" in head
+    assert ">Zuständig<" in head
 
 
 def test_a_rule_across_catalog_filters_fails_the_system_check() -> None:
