@@ -57,8 +57,6 @@ class CatalogIndex:
     profiles: dict[str, ProfileSnapshot] = field(default_factory=dict)
 
 
-
-
 def _build(version: tuple[Any, ...]) -> CatalogIndex:
     index = CatalogIndex(version)
     for row in Tool.objects.live().order_by("pk").values("pk", "aliases", *SNAPSHOT_FIELDS):

@@ -117,10 +117,6 @@ class CatalogFilterForm(forms.Form):
         choice_field(self, "profile").choices = [("", _("—"))] + [(p, p) for p in facets["profiles"]]
         choice_field(self, "sort").choices = [("", "")] + [(s, s) for s in sorts] + [(f"-{s}", f"-{s}") for s in sorts]
 
-    def filters(self) -> dict[str, Any]:
-        """Cleaned values for CatalogFilters (call after is_valid)."""
-        return catalog_filters(self.cleaned_data)
-
 
 def catalog_filters(cleaned: dict[str, Any]) -> dict[str, Any]:
     """CatalogFilters' values from CatalogFilterForm's cleaned values (a field not there counts as empty)."""

@@ -71,7 +71,6 @@ class SystemIndex:
     floors: list[tuple[str, str, list[str]]]  # (slug, trigger, tool ids)
     revision: object
     _eligible: dict[str, tuple[dict[str, bool], np.ndarray]] = field(default_factory=dict)
-    _lines: dict[str, ManifestLine] = field(default_factory=dict)
 
     @cached_property
     def registry(self) -> dict[str, str]:
@@ -82,13 +81,10 @@ class SystemIndex:
     def always_included(self) -> list[str]:
         return [t.declared_id for t in self.tools if t.always_include]
 
-    def manifest_line(self, key: str) -> ManifestLine:
-        """A candidate's manifest line: it depends on the tool's declaration only, so it is built once per index."""
-        line = self._lines.get(key)
-        if line is None:
-            t = self.by_key[key]
-            line = self._lines[key] = manifest_line_of(t)
-        return line
+    @cached_property
+    def manifest_lines(self) -> dict[str, ManifestLine]:
+        """Each tool's manifest line by canonical key: it depends on the declaration only, so once per index."""
+        return {t.key: manifest_line_of(t) for t in self.tools}
 
     def eligibility(self, profile: CatalogProfile) -> tuple[dict[str, bool], np.ndarray]:
         """Plan eligibility under a profile: per key, and as a mask over the vector rows (cached per profile)."""
@@ -327,7 +323,7 @@ def rag_resolve(
     ordered = order_candidates(
         policy_additions=additions, rag_hits=hits, registry=sys_index.registry, eligible=eligibility
     )
-    lines = {c.key: sys_index.manifest_line(c.key) for c in ordered.candidates}
+    lines = {c.key: sys_index.manifest_lines[c.key] for c in ordered.candidates}
     kept, shed = shed_to_budget(ordered.candidates, {k: v.bytes for k, v in lines.items()}, byte_budget)
     keys = [c.key for c in kept]
     return Snapshot(

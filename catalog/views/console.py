@@ -127,8 +127,8 @@ def _filters_of(facets: Pairs, data: Pairs | None) -> CatalogFilters:
     return CatalogFilters(**catalog_filters(cleaned))
 
 
-def _catalog_query(request: HttpRequest, facets: dict[str, list[str]] | None = None) -> CatalogFilters:
-    return _filters_of(_pairs(facets or catalog_facets()), _submitted(request))
+def _catalog_query(request: HttpRequest) -> CatalogFilters:
+    return _filters_of(_pairs(catalog_facets()), _submitted(request))
 
 
 @lru_cache(maxsize=4096)
@@ -186,8 +186,8 @@ def _table_row_html(language: str, row: tuple[tuple[str, Any], ...]) -> str:
 
 @page("catalog")
 def catalog_page(request: HttpRequest) -> HttpResponse:
-    facets = catalog_facets()
-    filters = _catalog_query(request, facets)
+    choices, submitted = _pairs(catalog_facets()), _submitted(request)
+    filters = _filters_of(choices, submitted)
     paginator = Paginator(catalog_rows(filters), PAGE_SIZE)
     tools = paginator.get_page(request.GET.get("page"))
     prefix = get_script_prefix()
@@ -210,7 +210,7 @@ def catalog_page(request: HttpRequest) -> HttpResponse:
     }
     if request.htmx:  # type: ignore[attr-defined]
         return render(request, "catalog/catalog.html#table", context)
-    filter_fields = _filter_fields_html(language, _pairs(facets), _submitted(request))
+    filter_fields = _filter_fields_html(language, choices, submitted)
     return render(request, "catalog/catalog.html", {**context, "filter_fields": filter_fields})
 
 
