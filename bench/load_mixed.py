@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import os
 import random
@@ -55,6 +56,7 @@ import uuid
 from collections import defaultdict, deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -197,9 +199,12 @@ class Stats:
     skipped: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     lag: list[float] = field(default_factory=list)  # sent − scheduled: this client's own delay
     samples: list[str] = field(default_factory=list)
+    sent_at: list[tuple[float, float]] = field(default_factory=list)  # (scheduled instant, latency) of the mix's
 
-    def record(self, name: str, latency: float, ok: bool, detail: str = "") -> None:
+    def record(self, name: str, latency: float, ok: bool, detail: str = "", scheduled: float | None = None) -> None:
         self.latencies[name].append(latency)
+        if scheduled is not None:
+            self.sent_at.append((scheduled, latency))
         if not ok:
             self.errors[name] += 1
             if len(self.samples) < 10:
@@ -368,7 +373,7 @@ async def open_loop(load: Load, stats: Stats, rate: float, seconds: float, max_c
             ok, detail = await asyncio.wait_for(send(kind, scheduled), scheduled + TIMEOUT - loop.time())
         except Exception as exc:  # a timeout, a dropped connection, an unreadable answer: all errors
             ok, detail = False, repr(exc)
-        stats.record(kind, loop.time() - scheduled, ok, detail)
+        stats.record(kind, loop.time() - scheduled, ok, detail, scheduled)
 
     start = loop.time() + 0.05
     for i in range(int(rate * seconds)):
@@ -440,6 +445,7 @@ class Run:
     drain: float  # seconds from the window's end to the last answer
     serial: dict[str, dict[str, float]]
     cpu: dict[str, float]  # CPU seconds each part used while measuring
+    samples: list[tuple[float, dict[str, float]]]  # (loop time, CpuMeter reading + the machine's) every --window s
 
 
 async def drive(port: int, setup: dict[str, Any], password: str, cpu: CpuMeter, args: argparse.Namespace) -> Run:
@@ -459,12 +465,33 @@ async def drive(port: int, setup: dict[str, Any], password: str, cpu: CpuMeter, 
     stats = Stats()
     done = False
     waiters = [asyncio.create_task(load.wait_loop(stats, args.wait, lambda: done)) for _ in range(args.waiters)]
+    samples: list[tuple[float, dict[str, float]]] = []
+    sampler = asyncio.create_task(sample(cpu, args.window, samples))
     before = cpu.read()
     drain = await open_loop(load, stats, args.rate, args.seconds, args.max_connections)
     used = cpu_delta(before, cpu.read())
+    sampler.cancel()
     done = True
     await asyncio.gather(*waiters)
-    return Run(stats, load, drain, serial, used)
+    return Run(stats, load, drain, serial, used, samples)
+
+
+def machine_cpu() -> dict[str, float]:
+    """CPU seconds of the whole machine so far (/proc/stat): busy (any process, ours or not, and the kernel) and
+    steal (time the hypervisor gave this machine's CPUs to others: a noisy neighbour, not our work)."""
+    ticks = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    tick = os.sysconf("SC_CLK_TCK")
+    user, nice, system, _idle, _iowait, irq, softirq, steal = ticks[:8]
+    return {"machine": (user + nice + system + irq + softirq) / tick, "steal": steal / tick}
+
+
+async def sample(cpu: CpuMeter, every: float, into: list[tuple[float, dict[str, float]]]) -> None:
+    """Every `every` seconds from now: the time, each part's CPU and the machine's (for the timeline)."""
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    for k in itertools.count():
+        await asyncio.sleep(max(0.0, start + k * every - loop.time()))
+        into.append((loop.time(), {**cpu.read(), **machine_cpu()}))
 
 
 # --- reporting ------------------------------------------------------------------------------------------
@@ -506,6 +533,32 @@ def report(stats: Stats, seconds: float, drain: float) -> dict[str, Any]:
         )
     for sample in stats.samples:
         print(f"  error sample: {sample}")
+    return rows
+
+
+def timeline(stats: Stats, samples: list[tuple[float, dict[str, float]]]) -> list[dict[str, float]]:
+    """Per window between two samples: the requests scheduled in it (p50/p99 from their scheduled instants) and the
+    cores each part, the whole machine and the hypervisor's steal took. Shows whether a slow stretch was this
+    stack's own periodic work (a part's cores rise) or the machine's (steal, or busy cores beyond the parts')."""
+    sent = sorted(stats.sent_at)
+    rows = []
+    for (t0, a), (t1, b) in itertools.pairwise(samples):
+        latencies = sorted(latency for when, latency in sent if t0 <= when < t1)
+        if not latencies:
+            continue
+        cores = {part: (b[part] - a[part]) / (t1 - t0) for part in a if part != "wall"}
+        rows.append(
+            {"from_s": t0 - samples[0][0], "sent": len(latencies), "p50": percentile(latencies, 50) * 1000}
+            | {"p99": percentile(latencies, 99) * 1000, **cores}
+        )
+    if rows:
+        parts = [k for k in rows[0] if k not in ("from_s", "sent", "p50", "p99")]
+        print("\n  timeline:  from s   sent   p50 ms   p99 ms  " + " ".join(f"{p:>7}" for p in parts) + "  (cores)")
+        for row in rows:
+            print(
+                f"  {row['from_s']:>15.0f} {row['sent']:>6.0f} {row['p50']:>8.1f} {row['p99']:>8.1f}  "
+                + " ".join(f"{row[p]:>7.2f}" for p in parts)
+            )
     return rows
 
 
@@ -558,6 +611,7 @@ def conclude(run: Run, app: dict[str, Any], args: argparse.Namespace, load_befor
     load_after = os.getloadavg()
     print(f"\nopen loop at {args.rate:.0f} req/s for {args.seconds:.0f} s, mix {MIX}; latency from the scheduled time")
     rows = report(run.stats, args.seconds, run.drain)
+    windows = timeline(run.stats, run.samples)
     lag = percentile(run.stats.lag, 99) * 1000 if run.stats.lag else 0.0
     opened = run.load.api.opened + run.load.approver.opened + run.load.viewer.opened
     print(
@@ -606,6 +660,7 @@ def conclude(run: Run, app: dict[str, Any], args: argparse.Namespace, load_befor
         "client_p99_lag_ms": lag,
         "drain_seconds": run.drain,
         "cpu_cores_busy": busy,
+        "timeline": windows,
         "target": {"p99_ms": P99_TARGET_MS, "rate": TARGET_RATE, "met": met and args.rate >= TARGET_RATE},
         "audit": {"ok": verified.returncode == 0, "output": audit},
         "log_problems": {k: v[:20] for k, v in problems.items() if v},
@@ -626,6 +681,7 @@ def main() -> None:
     parser.add_argument("--stock-seconds", type=float, default=5.0, help="seconds of decides kept pending (default 5)")
     parser.add_argument("--probe", type=int, default=30, help="serial requests per endpoint first (0: none)")
     parser.add_argument("--max-connections", type=int, default=256, help="open connections at most (default 256)")
+    parser.add_argument("--window", type=float, default=10.0, help="seconds per line of the timeline (default 10)")
     parser.add_argument("--embed-timeout", type=float, default=600.0, help="seconds to wait for the worker's vectors")
     args = parser.parse_args()
 
