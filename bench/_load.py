@@ -225,6 +225,36 @@ class Connection:
 # --- measuring -----------------------------------------------------------------------------------------
 
 
+def calibration_work() -> float:
+    """CPU seconds this process spends on a fixed piece of pure-Python work (dicts, strings, ints: what a request
+    is made of). Not wall time: waiting for a core does not count, a core that runs slower (a busy neighbour on the
+    host, a shared cache) does. Compared with the same work on the idle machine, it tells how fast the machine was."""
+    started = time.process_time()
+    table = {str(i): i * i for i in range(8_000)}
+    sum(len(key) + value for key, value in table.items())
+    return time.process_time() - started
+
+
+def calibrate_forever(every: float = 0.5) -> None:
+    """Print "<monotonic time> <calibration CPU seconds>" every `every` seconds until killed (a side process)."""
+    while True:
+        print(f"{time.monotonic()} {calibration_work()}", flush=True)
+        time.sleep(every)
+
+
+def start_calibrator(into: Path) -> subprocess.Popen[bytes]:
+    """calibrate_forever in its own process (a pure-Python loop in this one would stall its event loop)."""
+    code = "import sys; sys.path.insert(0, sys.argv[1]); from _load import calibrate_forever; calibrate_forever()"
+    with into.open("wb") as out:
+        return subprocess.Popen([PY, "-c", code, str(Path(__file__).parent)], stdout=out)
+
+
+def calibration_of(path: Path) -> list[tuple[float, float]]:
+    """The (time, CPU seconds) lines a calibrator wrote."""
+    lines = (line.split() for line in path.read_text().splitlines())
+    return [(float(parts[0]), float(parts[1])) for parts in lines if len(parts) == 2]
+
+
 class CpuMeter:
     """CPU seconds used so far by each part of the stack, read from /proc (Linux): the gunicorn workers, PostgreSQL
     (when this run started it), the Celery worker and beat, and this load generator. A part is its root processes

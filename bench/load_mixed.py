@@ -49,6 +49,7 @@ import os
 import random
 import re
 import signal
+import statistics
 import subprocess
 import sys
 import time
@@ -68,6 +69,8 @@ from _load import (
     Pool,
     Services,
     add_gunicorn_arguments,
+    calibration_of,
+    calibration_work,
     cpu_delta,
     free_port,
     gunicorn_options,
@@ -77,6 +80,7 @@ from _load import (
     production_env,
     sign_in,
     smooth_mix,
+    start_calibrator,
     start_gunicorn,
     stop,
 )
@@ -197,7 +201,8 @@ class Stats:
     latencies: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     errors: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     skipped: dict[str, int] = field(default_factory=lambda: defaultdict(int))
-    lag: list[float] = field(default_factory=list)  # sent − scheduled: this client's own delay
+    # sent − scheduled: this client's own delay, and its wait for a free slot when --max-connections are in flight
+    lag: list[float] = field(default_factory=list)
     samples: list[str] = field(default_factory=list)
     sent_at: list[tuple[float, float]] = field(default_factory=list)  # (scheduled instant, latency) of the mix's
 
@@ -446,9 +451,11 @@ class Run:
     serial: dict[str, dict[str, float]]
     cpu: dict[str, float]  # CPU seconds each part used while measuring
     samples: list[tuple[float, dict[str, float]]]  # (loop time, CpuMeter reading + the machine's) every --window s
+    calibration: list[tuple[float, float]]  # (time, CPU seconds of calibration_work) from a side process
 
 
-async def drive(port: int, setup: dict[str, Any], password: str, cpu: CpuMeter, args: argparse.Namespace) -> Run:
+async def drive(app: dict[str, Any], args: argparse.Namespace) -> Run:
+    port, setup, password, cpu = app["port"], app["setup"], app["password"], app["cpu"]
     approver_conn, viewer_conn = Connection(port), Connection(port)
     csrf = await sign_in(approver_conn, "load-approver", password)
     await sign_in(viewer_conn, "load-viewer", password)
@@ -467,13 +474,18 @@ async def drive(port: int, setup: dict[str, Any], password: str, cpu: CpuMeter, 
     waiters = [asyncio.create_task(load.wait_loop(stats, args.wait, lambda: done)) for _ in range(args.waiters)]
     samples: list[tuple[float, dict[str, float]]] = []
     sampler = asyncio.create_task(sample(cpu, args.window, samples))
+    calibrator = start_calibrator(app["logs"] / "calibration.txt")
     before = cpu.read()
-    drain = await open_loop(load, stats, args.rate, args.seconds, args.max_connections)
+    try:
+        drain = await open_loop(load, stats, args.rate, args.seconds, args.max_connections)
+    finally:
+        calibrator.kill()
+        calibrator.wait()
     used = cpu_delta(before, cpu.read())
     sampler.cancel()
     done = True
     await asyncio.gather(*waiters)
-    return Run(stats, load, drain, serial, used, samples)
+    return Run(stats, load, drain, serial, used, samples, calibration_of(app["logs"] / "calibration.txt"))
 
 
 def machine_cpu() -> dict[str, float]:
@@ -536,10 +548,14 @@ def report(stats: Stats, seconds: float, drain: float) -> dict[str, Any]:
     return rows
 
 
-def timeline(stats: Stats, samples: list[tuple[float, dict[str, float]]]) -> list[dict[str, float]]:
-    """Per window between two samples: the requests scheduled in it (p50/p99 from their scheduled instants) and the
-    cores each part, the whole machine and the hypervisor's steal took. Shows whether a slow stretch was this
-    stack's own periodic work (a part's cores rise) or the machine's (steal, or busy cores beyond the parts')."""
+def timeline(
+    stats: Stats, samples: list[tuple[float, dict[str, float]]], calibration: list[tuple[float, float]], idle: float
+) -> list[dict[str, float]]:
+    """Per window between two samples: the requests scheduled in it (p50/p99 from their scheduled instants), the
+    cores each part, the whole machine and the hypervisor's steal took, and "speed": calibration_work's CPU time
+    on the idle machine before the run ÷ its median in the window (1.00 = as fast as idle). Speed drops when the
+    host runs this machine slower and also when the machine's own saturation evicts the work's cache, so read it
+    beside the busy cores: a low speed with cores to spare is the host."""
     sent = sorted(stats.sent_at)
     rows = []
     for (t0, a), (t1, b) in itertools.pairwise(samples):
@@ -547,13 +563,16 @@ def timeline(stats: Stats, samples: list[tuple[float, dict[str, float]]]) -> lis
         if not latencies:
             continue
         cores = {part: (b[part] - a[part]) / (t1 - t0) for part in a if part != "wall"}
+        spent = [cpu for when, cpu in calibration if t0 <= when < t1]
         rows.append(
             {"from_s": t0 - samples[0][0], "sent": len(latencies), "p50": percentile(latencies, 50) * 1000}
             | {"p99": percentile(latencies, 99) * 1000, **cores}
+            | {"speed": idle / statistics.median(spent) if spent else float("nan")}
         )
     if rows:
         parts = [k for k in rows[0] if k not in ("from_s", "sent", "p50", "p99")]
-        print("\n  timeline:  from s   sent   p50 ms   p99 ms  " + " ".join(f"{p:>7}" for p in parts) + "  (cores)")
+        heads = " ".join(f"{p:>7}" for p in parts)
+        print(f"\n  timeline:  from s   sent   p50 ms   p99 ms  {heads}  (cores; speed 1.00 = as fast as idle)")
         for row in rows:
             print(
                 f"  {row['from_s']:>15.0f} {row['sent']:>6.0f} {row['p50']:>8.1f} {row['p99']:>8.1f}  "
@@ -606,16 +625,19 @@ def start_app(services: Services, args: argparse.Namespace, procs: list[subproce
     return {"env": env, "logs": logs, "port": port, "password": password, "setup": setup, "cpu": cpu}
 
 
-def conclude(run: Run, app: dict[str, Any], args: argparse.Namespace, load_before: tuple[float, ...]) -> bool:
+def conclude(
+    run: Run, app: dict[str, Any], args: argparse.Namespace, load_before: tuple[float, ...], idle: float
+) -> bool:
     """Print and write the results; True when there was no error, no skipped request and the chain holds."""
     load_after = os.getloadavg()
     print(f"\nopen loop at {args.rate:.0f} req/s for {args.seconds:.0f} s, mix {MIX}; latency from the scheduled time")
     rows = report(run.stats, args.seconds, run.drain)
-    windows = timeline(run.stats, run.samples)
+    windows = timeline(run.stats, run.samples, run.calibration, idle)
     lag = percentile(run.stats.lag, 99) * 1000 if run.stats.lag else 0.0
     opened = run.load.api.opened + run.load.approver.opened + run.load.viewer.opened
     print(
-        f"  client: p99 send lag {lag:.1f} ms (this process's own delay, inside the figures above); "
+        f"  client: p99 send lag {lag:.1f} ms (its own delay, or all {args.max_connections} connections busy: "
+        "inside the figures above); "
         f"{opened} connections opened; last answer {run.drain:.2f} s after the window"
     )
     sent = sum(len(run.stats.latencies[k]) for k in MIX) or 1
@@ -661,6 +683,7 @@ def conclude(run: Run, app: dict[str, Any], args: argparse.Namespace, load_befor
         "drain_seconds": run.drain,
         "cpu_cores_busy": busy,
         "timeline": windows,
+        "idle_calibration_ms": idle * 1000,
         "target": {"p99_ms": P99_TARGET_MS, "rate": TARGET_RATE, "met": met and args.rate >= TARGET_RATE},
         "audit": {"ok": verified.returncode == 0, "output": audit},
         "log_problems": {k: v[:20] for k, v in problems.items() if v},
@@ -687,18 +710,19 @@ def main() -> None:
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("terminated"))  # a terminated run still stops its processes
     load_before = os.getloadavg()
+    idle = statistics.median(calibration_work() for _ in range(21))  # before anything of this run starts
     services = Services()
     procs: list[subprocess.Popen[bytes]] = []
     try:
         app = start_app(services, args, procs)
         try:
-            run = asyncio.run(drive(app["port"], app["setup"], app["password"], app["cpu"], args))
+            run = asyncio.run(drive(app, args))
         except RuntimeError as exc:
             sys.exit(str(exc))
         # Verify a quiet chain: gunicorn finishes what it still serves, the beat stops sealing. (audit_verify reads
         # the events and then the head: a seal committing in between reads as "newest events deleted".)
         stop(procs)
-        if not conclude(run, app, args, load_before):
+        if not conclude(run, app, args, load_before, idle):
             sys.exit(1)
     finally:
         stop(procs)
