@@ -552,10 +552,10 @@ def timeline(
     stats: Stats, samples: list[tuple[float, dict[str, float]]], calibration: list[tuple[float, float]], idle: float
 ) -> list[dict[str, float]]:
     """Per window between two samples: the requests scheduled in it (p50/p99 from their scheduled instants), the
-    cores each part, the whole machine and the hypervisor's steal took, and "speed": calibration_work's CPU time
-    on the idle machine before the run ÷ its median in the window (1.00 = as fast as idle). Speed drops when the
-    host runs this machine slower and also when the machine's own saturation evicts the work's cache, so read it
-    beside the busy cores: a low speed with cores to spare is the host."""
+    cores each part, the whole machine and the hypervisor's steal took, and "work": the median CPU milliseconds a
+    side process spent on calibration_work in the window, the same fixed work every time. It rises when the host
+    runs this machine slower and also when the machine's own saturation evicts its cache, so read it beside the
+    busy cores (a rise with cores to spare is the host) and against other runs on the same machine."""
     sent = sorted(stats.sent_at)
     rows = []
     for (t0, a), (t1, b) in itertools.pairwise(samples):
@@ -567,12 +567,13 @@ def timeline(
         rows.append(
             {"from_s": t0 - samples[0][0], "sent": len(latencies), "p50": percentile(latencies, 50) * 1000}
             | {"p99": percentile(latencies, 99) * 1000, **cores}
-            | {"speed": idle / statistics.median(spent) if spent else float("nan")}
+            | {"work": statistics.median(spent) * 1000 if spent else float("nan")}
         )
     if rows:
         parts = [k for k in rows[0] if k not in ("from_s", "sent", "p50", "p99")]
         heads = " ".join(f"{p:>7}" for p in parts)
-        print(f"\n  timeline:  from s   sent   p50 ms   p99 ms  {heads}  (cores; speed 1.00 = as fast as idle)")
+        before = f"{idle * 1000:.2f} before the run"
+        print(f"\n  timeline:  from s   sent   p50 ms   p99 ms  {heads}  (cores; work: CPU ms, {before})")
         for row in rows:
             print(
                 f"  {row['from_s']:>15.0f} {row['sent']:>6.0f} {row['p50']:>8.1f} {row['p99']:>8.1f}  "
