@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 import json
 import os
@@ -54,6 +55,7 @@ import subprocess
 import sys
 import time
 import uuid
+from bisect import bisect_left
 from collections import defaultdict, deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -204,7 +206,7 @@ class Stats:
     # sent − scheduled: this client's own delay, and its wait for a free slot when --max-connections are in flight
     lag: list[float] = field(default_factory=list)
     samples: list[str] = field(default_factory=list)
-    sent_at: list[tuple[float, float]] = field(default_factory=list)  # (scheduled instant, latency) of the mix's
+    sent_at: list[tuple[float, float]] = field(default_factory=list)  # (scheduled instant, latency), not long-polls
 
     def record(self, name: str, latency: float, ok: bool, detail: str = "", scheduled: float | None = None) -> None:
         self.latencies[name].append(latency)
@@ -483,6 +485,8 @@ async def drive(app: dict[str, Any], args: argparse.Namespace) -> Run:
         calibrator.wait()
     used = cpu_delta(before, cpu.read())
     sampler.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await sampler
     done = True
     await asyncio.gather(*waiters)
     return Run(stats, load, drain, serial, used, samples, calibration_of(app["logs"] / "calibration.txt"))
@@ -557,9 +561,10 @@ def timeline(
     runs this machine slower and also when the machine's own saturation evicts its cache, so read it beside the
     busy cores (a rise with cores to spare is the host) and against other runs on the same machine."""
     sent = sorted(stats.sent_at)
+    instants = [when for when, _ in sent]
     rows = []
     for (t0, a), (t1, b) in itertools.pairwise(samples):
-        latencies = sorted(latency for when, latency in sent if t0 <= when < t1)
+        latencies = sorted(latency for _, latency in sent[bisect_left(instants, t0) : bisect_left(instants, t1)])
         if not latencies:
             continue
         cores = {part: (b[part] - a[part]) / (t1 - t0) for part in a if part != "wall"}
