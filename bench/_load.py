@@ -229,7 +229,7 @@ def calibration_work() -> float:
     """CPU seconds this process spends on a fixed piece of pure-Python work (dicts, strings, ints: what a request
     is made of). Not wall time: waiting for a core does not count, a core that runs slower (a busy neighbour on the
     host, a shared cache) does. Compared across the windows of a run and between runs, it tells how fast the machine
-    was. (The figure taken on the idle machine before a run is printed too, but it varied between runs as well.)"""
+    was. (Not against the idle machine: measured there before each run, it varied between runs as much.)"""
     started = time.process_time()
     table = {str(i): i * i for i in range(8_000)}
     sum(len(key) + value for key, value in table.items())

@@ -139,8 +139,9 @@ def _row_links(script_prefix: str, system: str, declared_id: str, owner: str | N
 
 
 @lru_cache(maxsize=2048)
-def _filter_field_html(language: str, facets: Pairs, name: str, values: tuple[str, ...] | None, bound: bool) -> str:
-    form = _bound_form(facets, (((name, values),) if values is not None else ()) if bound else None)
+def _filter_field_html(language: str, facets: Pairs, name: str, data: Pairs | None) -> str:
+    """One filter control; `data` is what was submitted for it alone (None: nothing submitted at all)."""
+    form = _bound_form(facets, data)
     with translation.override(language):
         return render_to_string("catalog/catalog.html#filter-field", {"field": form[name]})
 
@@ -150,10 +151,10 @@ _FILTER_FIELDS = [name for name in CatalogFilterForm.base_fields if name not in 
 
 def _filter_fields_html(language: str, facets: Pairs, data: Pairs | None) -> str:
     """The filter controls as HTML: the search box, the selects, the hidden sort."""
-    submitted, bound = dict(data or ()), data is not None
 
     def html(name: str) -> str:
-        return _filter_field_html(language, facets, name, submitted.get(name), bound)
+        own = None if data is None else tuple(pair for pair in data if pair[0] == name)
+        return _filter_field_html(language, facets, name, own)
 
     selects = "".join(html(name) for name in _FILTER_FIELDS)
     return mark_safe(f"{html('q')}\n  {selects}\n  {html('sort')}")  # each part rendered (escaped) by a template
