@@ -75,6 +75,7 @@ from _load import (
     cpu_delta,
     free_port,
     gunicorn_options,
+    interpreter,
     log_problems,
     manage,
     percentile,
@@ -623,7 +624,7 @@ def start_app(services: Services, args: argparse.Namespace, procs: list[subproce
     print(
         f"gunicorn: {args.workers} {args.worker_class} workers{threads} on 127.0.0.1:{port}; Celery worker + beat; "
         f"PostgreSQL {env['DATABASE_URL'].rsplit('@', 1)[-1]}; Redis {env['REDIS_URL']}; {os.cpu_count()} CPUs; "
-        f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
+        f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}\npython: {interpreter()}"
     )
     roots = {"web": [procs[-1].pid], "celery": [proc.pid for proc in procs[:-1]], "db": services.postgres_pids()}
     cpu = CpuMeter(roots)
@@ -679,6 +680,7 @@ def conclude(run: Run, app: dict[str, Any], args: argparse.Namespace, load_befor
         "args": vars(args),
         "mix": MIX,
         "cpus": os.cpu_count(),
+        "python": interpreter(),
         "load_average": {"before": load_before, "after": load_after},
         "one_at_a_time": run.serial,
         "results": rows,
