@@ -196,11 +196,15 @@ def evaluate(request: HttpRequest, payload: EvaluateIn) -> Status[dict[str, Any]
     return Status(201 if result.created else 200, body)
 
 
-def _release_connection() -> None:
-    """Give the database connection back while a long-poll sleeps, so idle waiters hold no server slot.
+def _between_reads() -> None:
+    """Between two reads of a long-poll, what Django does between two requests: the connection stays open as
+    long as CONN_MAX_AGE allows, is closed if it is older or broke, and the next read checks it before use (after
+    a PostgreSQL restart the waiter reconnects). Closing it before every sleep cost a new PostgreSQL backend per
+    waiter per interval: about 8 ms of PostgreSQL CPU and 1 ms of web CPU each, for a read of 0.1 + 0.1 ms (and
+    no slot is saved: each thread holds its own connection between requests anyway).
     Not inside a transaction (a test's, or ATOMIC_REQUESTS): closing would end it."""
     if not connection.in_atomic_block:
-        connection.close()
+        connection.close_if_unusable_or_obsolete()
 
 
 @router.get(
@@ -223,7 +227,7 @@ def get_request(request: HttpRequest, request_id: str, wait: int = 0) -> Status[
     deadline = time.monotonic() + wait
     interval = settings.APPROVALS_LONG_POLL_INTERVAL_SECONDS
     while row[0] == State.PENDING and row[1] > timezone.now() and (left := deadline - time.monotonic()) > 0:
-        _release_connection()
+        _between_reads()
         time.sleep(min(interval, left))
         row = request_state(pk) or row
     req = request_get(pk)

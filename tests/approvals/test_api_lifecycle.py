@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import threading
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
 import pytest
 from django.db import connections
+from django.db.backends.signals import connection_created
 from django.utils import timezone
 
 from approvals.domain import args_sha256
@@ -16,6 +19,7 @@ from approvals.models import ApprovalRequest
 from approvals.selectors import request_get, request_state
 from approvals.services import approval_decide
 from catalog.models import AuditEvent
+from tests.conftest import requires_postgres
 
 from .conftest import PRESCRIPTION_ARGS, Runtime
 
@@ -213,6 +217,70 @@ def test_a_long_poll_returns_when_the_approver_decides(runtime: Runtime, make_us
     finally:
         timer.join()
     assert body["state"] == "approved" and body["decidedBy"] == "anna"
+
+
+@contextmanager
+def persistent_connection(max_age: int = 60) -> Iterator[list[str]]:
+    """The test thread's connection kept between requests as production keeps it (CONN_MAX_AGE); yields the
+    aliases of the connections opened meanwhile."""
+    opened: list[str] = []
+
+    def count(sender: Any, connection: Any, **kwargs: Any) -> None:
+        opened.append(connection.alias)
+
+    default = connections["default"]
+    saved = default.settings_dict["CONN_MAX_AGE"]
+    default.close()
+    default.settings_dict["CONN_MAX_AGE"] = max_age
+    default.ensure_connection()  # its close_at is now counted from max_age
+    connection_created.connect(count)
+    try:
+        yield opened
+    finally:
+        connection_created.disconnect(count)
+        default.settings_dict["CONN_MAX_AGE"] = saved
+        default.close()
+
+
+@requires_postgres  # SQLite's in-memory test database ignores close(): there the old code passed too
+@pytest.mark.django_db(transaction=True)
+def test_a_long_poll_keeps_its_database_connection_between_reads(runtime: Runtime, settings: Any) -> None:
+    """A waiter reads about once an interval; reconnecting for each read cost a new PostgreSQL backend each time."""
+    settings.APPROVALS_LONG_POLL_INTERVAL_SECONDS = 0.1
+    req = runtime.suspend()
+    with persistent_connection() as opened:
+        body = runtime.get(req["id"], wait=1).json()
+    assert body["state"] == "pending" and opened == []
+
+
+@requires_postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_long_poll_whose_connection_the_server_ended_reconnects_and_sees_the_decision(
+    runtime: Runtime, make_user: Any, settings: Any
+) -> None:
+    settings.APPROVALS_LONG_POLL_INTERVAL_SECONDS = 0.1
+    approver = make_user("anna", "approver:medication")
+    req = runtime.suspend()
+    with persistent_connection() as opened:
+        waiter = connections["default"].connection.info.backend_pid
+
+        def end_then_decide() -> None:
+            try:
+                with connections["default"].cursor() as cursor:  # this thread's own connection
+                    cursor.execute("SELECT pg_terminate_backend(%s)", [waiter])
+                    assert cursor.fetchone() == (True,)
+                approve(req, approver)
+            finally:
+                connections.close_all()
+
+        timer = threading.Timer(0.3, end_then_decide)
+        timer.start()
+        try:
+            response = runtime.get(req["id"], wait=10)
+        finally:
+            timer.join()
+    assert response.status_code == 200 and response.json()["state"] == "approved"
+    assert opened.count("default") >= 2  # the decider's, and the waiter's new one
 
 
 def test_cancel_needs_no_body(runtime: Runtime) -> None:
