@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
@@ -199,23 +199,28 @@ def test_cancel_of_a_finished_request_is_a_409(runtime: Runtime, approver: Any, 
     assert response.status_code == 409 and detail in response.json()["detail"]
 
 
+def long_poll_while(runtime: Runtime, request_id: str, wait: int, after: float, action: Callable[[], object]) -> Any:
+    """GET ?wait=… while `action` runs in another thread `after` seconds in (with its own connections)."""
+
+    def run() -> None:
+        try:
+            action()
+        finally:
+            connections.close_all()
+
+    timer = threading.Timer(after, run)
+    timer.start()
+    try:
+        return runtime.get(request_id, wait=wait)
+    finally:
+        timer.join()
+
+
 @pytest.mark.django_db(transaction=True)
 def test_a_long_poll_returns_when_the_approver_decides(runtime: Runtime, make_user: Any) -> None:
     approver = make_user("anna", "approver:medication")
     req = runtime.suspend()
-
-    def decide_soon() -> None:
-        try:
-            approve(req, approver)
-        finally:
-            connections.close_all()
-
-    timer = threading.Timer(0.5, decide_soon)
-    timer.start()
-    try:
-        body = runtime.get(req["id"], wait=20).json()
-    finally:
-        timer.join()
+    body = long_poll_while(runtime, req["id"], 20, 0.5, lambda: approve(req, approver)).json()
     assert body["state"] == "approved" and body["decidedBy"] == "anna"
 
 
@@ -265,20 +270,12 @@ def test_a_long_poll_whose_connection_the_server_ended_reconnects_and_sees_the_d
         waiter = connections["default"].connection.info.backend_pid
 
         def end_then_decide() -> None:
-            try:
-                with connections["default"].cursor() as cursor:  # this thread's own connection
-                    cursor.execute("SELECT pg_terminate_backend(%s)", [waiter])
-                    assert cursor.fetchone() == (True,)
-                approve(req, approver)
-            finally:
-                connections.close_all()
+            with connections["default"].cursor() as cursor:  # this thread's own connection
+                cursor.execute("SELECT pg_terminate_backend(%s)", [waiter])
+                assert cursor.fetchone() == (True,)
+            approve(req, approver)
 
-        timer = threading.Timer(0.3, end_then_decide)
-        timer.start()
-        try:
-            response = runtime.get(req["id"], wait=10)
-        finally:
-            timer.join()
+        response = long_poll_while(runtime, req["id"], 10, 0.3, end_then_decide)
     assert response.status_code == 200 and response.json()["state"] == "approved"
     assert opened.count("default") >= 2  # the decider's, and the waiter's new one
 
