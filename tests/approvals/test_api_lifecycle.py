@@ -263,7 +263,8 @@ def test_a_long_poll_keeps_its_database_connection_between_reads(runtime: Runtim
 def test_a_long_poll_whose_connection_the_server_ended_reconnects_and_sees_the_decision(
     runtime: Runtime, make_user: Any, settings: Any
 ) -> None:
-    settings.APPROVALS_LONG_POLL_INTERVAL_SECONDS = 0.1
+    # Reads at about 0 s and 0.5 s: the backend is ended at 0.25 s, while the waiter sleeps, not mid-read.
+    settings.APPROVALS_LONG_POLL_INTERVAL_SECONDS = 0.5
     approver = make_user("anna", "approver:medication")
     req = runtime.suspend()
     with persistent_connection() as opened:
@@ -275,7 +276,7 @@ def test_a_long_poll_whose_connection_the_server_ended_reconnects_and_sees_the_d
                 assert cursor.fetchone() == (True,)
             approve(req, approver)
 
-        response = long_poll_while(runtime, req["id"], 10, 0.3, end_then_decide)
+        response = long_poll_while(runtime, req["id"], 10, 0.25, end_then_decide)
     assert response.status_code == 200 and response.json()["state"] == "approved"
     assert opened.count("default") >= 2  # the decider's, and the waiter's new one
 
