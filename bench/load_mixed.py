@@ -46,6 +46,7 @@ import asyncio
 import contextlib
 import itertools
 import json
+import math
 import os
 import random
 import re
@@ -453,6 +454,7 @@ class Run:
     serial: dict[str, dict[str, float]]
     cpu: dict[str, float]  # CPU seconds each part used while measuring
     samples: list[tuple[float, dict[str, float]]]  # (loop time, CpuMeter reading + the machine's) every --window s
+    seconds: list[Second]  # every second: steal and each gunicorn worker's CPU, for the peaks a window hides
     calibration: list[tuple[float, float]]  # (time, CPU seconds of calibration_work) from a side process
 
 
@@ -476,6 +478,8 @@ async def drive(app: dict[str, Any], args: argparse.Namespace) -> Run:
     waiters = [asyncio.create_task(load.wait_loop(stats, args.wait, lambda: done)) for _ in range(args.waiters)]
     samples: list[tuple[float, dict[str, float]]] = []
     sampler = asyncio.create_task(sample(cpu, args.window, samples))
+    seconds: list[Second] = []
+    second_sampler = asyncio.create_task(sample_seconds(children_of(cpu.roots["web"][0]), seconds))
     calibrator = start_calibrator(app["logs"] / "calibration.txt")
     before = cpu.read()
     try:
@@ -484,12 +488,13 @@ async def drive(app: dict[str, Any], args: argparse.Namespace) -> Run:
     finally:
         calibrator.kill()
         calibrator.wait()
-    sampler.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await sampler
+    for task in (sampler, second_sampler):
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
     done = True
     await asyncio.gather(*waiters)
-    return Run(stats, load, drain, serial, used, samples, calibration_of(app["logs"] / "calibration.txt"))
+    return Run(stats, load, drain, serial, used, samples, seconds, calibration_of(app["logs"] / "calibration.txt"))
 
 
 def machine_cpu() -> dict[str, float]:
@@ -509,6 +514,54 @@ async def sample(cpu: CpuMeter, every: float, into: list[tuple[float, dict[str, 
     for k in itertools.count():
         await asyncio.sleep(max(0.0, start + k * every - loop.time()))
         into.append((loop.time(), {**cpu.read(), **machine_cpu()}))
+
+
+@dataclass(frozen=True)
+class Second:
+    at: float  # loop time
+    steal: float  # the machine's stolen CPU seconds so far
+    workers: tuple[float, ...]  # each gunicorn worker's CPU seconds so far
+
+
+def children_of(parent: int) -> list[int]:
+    """The pids whose parent is `parent` (the gunicorn workers of the master)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError, IndexError):
+            if entry.name.isdigit() and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == parent:
+                found.append(int(entry.name))
+    return sorted(found)
+
+
+def process_cpu(pid: int) -> float:
+    """CPU seconds of one process (all its threads) so far; 0 once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def sample_seconds(workers: list[int], into: list[Second]) -> None:
+    """Every second: the machine's steal and each worker's CPU. A 10-second window averages away what decides
+    its p99: a second in which the hypervisor takes a third of a core, or one worker (Python on one core at most,
+    holding the keep-alive connections it accepted) runs near a full core while the other idles."""
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    for k in itertools.count():
+        await asyncio.sleep(max(0.0, start + k - loop.time()))
+        into.append(Second(loop.time(), machine_cpu()["steal"], tuple(process_cpu(pid) for pid in workers)))
+
+
+def peaks(seconds: list[Second], t0: float, t1: float) -> dict[str, float]:
+    """The largest steal and the busiest worker's cores in any second between t0 and t1 (NaN when unsampled)."""
+    steal: list[float] = []
+    worker: list[float] = []
+    for a, b in itertools.pairwise(s for s in seconds if t0 <= s.at <= t1):
+        span = b.at - a.at
+        steal.append((b.steal - a.steal) / span)
+        worker.extend((y - x) / span for x, y in zip(a.workers, b.workers, strict=True))
+    return {"steal_1s": max(steal, default=math.nan), "worker_1s": max(worker, default=math.nan)}
 
 
 # --- reporting ------------------------------------------------------------------------------------------
@@ -554,10 +607,14 @@ def report(stats: Stats, seconds: float, drain: float) -> dict[str, Any]:
 
 
 def timeline(
-    stats: Stats, samples: list[tuple[float, dict[str, float]]], calibration: list[tuple[float, float]]
+    stats: Stats,
+    samples: list[tuple[float, dict[str, float]]],
+    seconds: list[Second],
+    calibration: list[tuple[float, float]],
 ) -> list[dict[str, float]]:
     """Per window between two samples: the requests scheduled in it (p50/p99 from their scheduled instants), the
-    cores each part, the whole machine and the hypervisor's steal took, and "work": the median CPU milliseconds a
+    cores each part, the whole machine and the hypervisor's steal took, the largest steal and the busiest gunicorn
+    worker's cores in any one second of it (see sample_seconds), and "work": the median CPU milliseconds a
     side process spent on calibration_work in the window, the same fixed work every time. It rises when the host
     runs this machine slower and also when the machine's own saturation evicts its cache, so read it beside the
     busy cores (a rise with cores to spare is the host) and against other runs on the same machine."""
@@ -572,17 +629,17 @@ def timeline(
         spent = [cpu for when, cpu in calibration if t0 <= when < t1]
         rows.append(
             {"from_s": t0 - samples[0][0], "sent": len(latencies), "p50": percentile(latencies, 50) * 1000}
-            | {"p99": percentile(latencies, 99) * 1000, **cores}
+            | {"p99": percentile(latencies, 99) * 1000, **cores, **peaks(seconds, t0, t1)}
             | {"work": statistics.median(spent) * 1000 if spent else float("nan")}
         )
     if rows:
         parts = [k for k in rows[0] if k not in ("from_s", "sent", "p50", "p99")]
-        heads = " ".join(f"{p:>7}" for p in parts)
+        heads = " ".join(f"{p:>9}" for p in parts)
         print(f"\n  timeline:  from s   sent   p50 ms   p99 ms  {heads}  (cores; work: CPU ms)")
         for row in rows:
             print(
                 f"  {row['from_s']:>15.0f} {row['sent']:>6.0f} {row['p50']:>8.1f} {row['p99']:>8.1f}  "
-                + " ".join(f"{row[p]:>7.2f}" for p in parts)
+                + " ".join(f"{row[p]:>9.2f}" for p in parts)
             )
     return rows
 
@@ -636,7 +693,7 @@ def conclude(run: Run, app: dict[str, Any], args: argparse.Namespace, load_befor
     load_after = os.getloadavg()
     print(f"\nopen loop at {args.rate:.0f} req/s for {args.seconds:.0f} s, mix {MIX}; latency from the scheduled time")
     rows = report(run.stats, args.seconds, run.drain)
-    windows = timeline(run.stats, run.samples, run.calibration)
+    windows = timeline(run.stats, run.samples, run.seconds, run.calibration)
     lag = percentile(run.stats.lag, 99) * 1000 if run.stats.lag else 0.0
     opened = run.load.api.opened + run.load.approver.opened + run.load.viewer.opened
     print(
