@@ -268,6 +268,38 @@ def calibration_of(path: Path) -> list[tuple[float, float]]:
     return [(float(parts[0]), float(parts[1])) for parts in lines if len(parts) == 2]
 
 
+CLK_TCK = os.sysconf("SC_CLK_TCK")  # the unit of /proc's CPU times
+
+
+def stat_fields(pid: int) -> list[str] | None:
+    """/proc/<pid>/stat after the command name: [0] state, [1] ppid, … [11] utime, [12] stime, [13] cutime,
+    [14] cstime (in CLK_TCK); None once the process is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+
+
+def all_stat_fields() -> dict[int, list[str]]:
+    """stat_fields of every process now running."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and (fields := stat_fields(int(entry.name))) is not None:
+            found[int(entry.name)] = fields
+    return found
+
+
+def children_of(parent: int) -> list[int]:
+    """The pids whose parent is `parent` (the gunicorn workers of the master)."""
+    return sorted(pid for pid, fields in all_stat_fields().items() if int(fields[1]) == parent)
+
+
+def process_cpu(pid: int) -> float:
+    """CPU seconds of one process (all its threads) so far; 0 once it is gone."""
+    fields = stat_fields(pid)
+    return 0.0 if fields is None else (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
 class CpuMeter:
     """CPU seconds used so far by each part of the stack, read from /proc (Linux): the gunicorn workers, PostgreSQL
     (when this run started it), the Celery worker and beat, and this load generator. A part is its root processes
@@ -275,17 +307,13 @@ class CpuMeter:
 
     def __init__(self, roots: dict[str, list[int]]) -> None:
         self.roots = roots  # part → its root pids
-        self.tick = os.sysconf("SC_CLK_TCK")
 
     def read(self) -> dict[str, float]:
-        stats: dict[int, tuple[int, float]] = {}  # pid → (ppid, cpu seconds of it and its reaped children)
-        for entry in Path("/proc").iterdir():
-            if entry.name.isdigit():
-                try:
-                    fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-                except OSError:
-                    continue  # exited meanwhile
-                stats[int(entry.name)] = (int(fields[1]), sum(int(f) for f in fields[11:15]) / self.tick)
+        # pid → (ppid, cpu seconds of it and its reaped children)
+        stats = {
+            pid: (int(fields[1]), sum(int(f) for f in fields[11:15]) / CLK_TCK)
+            for pid, fields in all_stat_fields().items()
+        }
         used = {}
         for part, pids in self.roots.items():
             members = {pid for pid in pids if pid in stats}

@@ -65,6 +65,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from _load import (
+    CLK_TCK,
     PY,
     ROOT,
     Connection,
@@ -73,6 +74,7 @@ from _load import (
     Services,
     add_gunicorn_arguments,
     calibration_of,
+    children_of,
     cpu_delta,
     free_port,
     gunicorn_options,
@@ -80,6 +82,7 @@ from _load import (
     log_problems,
     manage,
     percentile,
+    process_cpu,
     production_env,
     sign_in,
     smooth_mix,
@@ -502,9 +505,8 @@ def machine_cpu() -> dict[str, float]:
     steal (time the hypervisor gave this machine's CPUs to others: a noisy neighbour, not our work). Apart from
     CpuMeter, whose parts other benchmarks add up."""
     ticks = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-    tick = os.sysconf("SC_CLK_TCK")
     user, nice, system, _idle, _iowait, irq, softirq, steal = ticks[:8]
-    return {"machine": (user + nice + system + irq + softirq) / tick, "steal": steal / tick}
+    return {"machine": (user + nice + system + irq + softirq) / CLK_TCK, "steal": steal / CLK_TCK}
 
 
 async def sample(cpu: CpuMeter, every: float, into: list[tuple[float, dict[str, float]]]) -> None:
@@ -521,25 +523,6 @@ class Second:
     at: float  # loop time
     steal: float  # the machine's stolen CPU seconds so far
     workers: tuple[float, ...]  # each gunicorn worker's CPU seconds so far
-
-
-def children_of(parent: int) -> list[int]:
-    """The pids whose parent is `parent` (the gunicorn workers of the master)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        with contextlib.suppress(OSError, IndexError):
-            if entry.name.isdigit() and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == parent:
-                found.append(int(entry.name))
-    return sorted(found)
-
-
-def process_cpu(pid: int) -> float:
-    """CPU seconds of one process (all its threads) so far; 0 once it is gone."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def sample_seconds(workers: list[int], into: list[Second]) -> None:
@@ -677,15 +660,15 @@ def start_app(services: Services, args: argparse.Namespace, procs: list[subproce
     web_log = (logs / "web.log").open("ab")
     procs.append(start_gunicorn(env, port, gunicorn_args, stdout=web_log, stderr=subprocess.STDOUT))
     threads = f" × {args.threads} threads" if args.worker_class == "gthread" else ""
-    load = os.getloadavg()
+    load, python = os.getloadavg(), interpreter()
     print(
         f"gunicorn: {args.workers} {args.worker_class} workers{threads} on 127.0.0.1:{port}; Celery worker + beat; "
         f"PostgreSQL {env['DATABASE_URL'].rsplit('@', 1)[-1]}; Redis {env['REDIS_URL']}; {os.cpu_count()} CPUs; "
-        f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}\npython: {interpreter()}"
+        f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}\npython: {python}"
     )
     roots = {"web": [procs[-1].pid], "celery": [proc.pid for proc in procs[:-1]], "db": services.postgres_pids()}
     cpu = CpuMeter(roots)
-    return {"env": env, "logs": logs, "port": port, "password": password, "setup": setup, "cpu": cpu}
+    return {"env": env, "logs": logs, "port": port, "password": password, "setup": setup, "cpu": cpu, "python": python}
 
 
 def conclude(run: Run, app: dict[str, Any], args: argparse.Namespace, load_before: tuple[float, ...]) -> bool:
@@ -737,7 +720,7 @@ def conclude(run: Run, app: dict[str, Any], args: argparse.Namespace, load_befor
         "args": vars(args),
         "mix": MIX,
         "cpus": os.cpu_count(),
-        "python": interpreter(),
+        "python": app["python"],
         "load_average": {"before": load_before, "after": load_after},
         "one_at_a_time": run.serial,
         "results": rows,
