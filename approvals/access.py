@@ -11,9 +11,9 @@ from collections.abc import Callable
 from django.conf import settings
 from django.http.response import HttpResponseBase
 
-from catalog import roles
-from catalog.access import SIGNED_IN
-from catalog.access import page as console_page
+from catalog.core import roles
+from catalog.core.access import SIGNED_IN
+from catalog.core.access import page as console_page
 
 DECIDERS = frozenset({roles.APPROVER, settings.APPROVALS_ESCALATION_GROUP})
 READERS = DECIDERS | {roles.SAFETY_OFFICER}

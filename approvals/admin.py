@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from catalog.admin import ReadOnlyAdmin
-
-from .models import ApprovalRequest
+from approvals.models import ApprovalRequest
+from catalog.core.admin import ReadOnlyAdmin
 
 
 @admin.register(ApprovalRequest)

@@ -14,13 +14,12 @@ from django.utils import timezone
 from ninja import Field, Router, Status
 from pydantic import BaseModel
 
-from catalog.api_input import ApiInput
-from catalog.auth import ScopedBearer
-
-from .domain import State
-from .models import ApprovalRequest
-from .selectors import parse_request_id, request_get, request_state
-from .services import ApprovalRefused, approval_cancel, approval_consume, approval_evaluate
+from approvals.domain import State
+from approvals.models import ApprovalRequest
+from approvals.selectors import parse_request_id, request_get, request_state
+from approvals.services import ApprovalRefused, approval_cancel, approval_consume, approval_evaluate
+from catalog.core.api_input import ApiInput
+from catalog.core.auth import ScopedBearer
 
 router = Router(tags=["approvals"], auth=ScopedBearer("approvals"))
 

@@ -13,9 +13,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from catalog.core.cache import PerCatalogVersion
 from catalog.domain.keys import canonical_key
 from catalog.models import CatalogProfile, Tool
-from catalog.selectors import PerCatalogVersion
 
 
 @dataclass(frozen=True)

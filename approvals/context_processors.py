@@ -8,7 +8,7 @@ from typing import Any
 from django.conf import settings
 from django.http import HttpRequest
 
-from .selectors import approver_domains, tier_counts, user_groups
+from approvals.selectors import approver_domains, tier_counts, user_groups
 
 
 class ApprovalCounts:

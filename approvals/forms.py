@@ -8,9 +8,9 @@ from typing import Any
 
 from django import forms
 
-from .display import label_for
-from .domain import State
-from .models import TIER_KEYS
+from approvals.display import label_for
+from approvals.domain import State
+from approvals.models import TIER_KEYS
 
 
 class DecisionForm(forms.Form):

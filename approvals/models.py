@@ -17,9 +17,8 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from approvals.domain import HIGH, LOW, UNGATED, DispatchMode, State, effective_state
 from catalog.models import Tool
-
-from .domain import HIGH, LOW, UNGATED, DispatchMode, State, effective_state
 
 TIER_KEYS = (HIGH, LOW, UNGATED)
 

@@ -19,9 +19,8 @@ from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from catalog.roles import approver_group
-
-from .models import ApprovalRequest
+from approvals.models import ApprovalRequest
+from catalog.core.roles import approver_group
 
 log = logging.getLogger(__name__)
 

@@ -9,14 +9,12 @@ from typing import Any
 
 from django.db.models import Count, F, Q, QuerySet
 
+from approvals.catalog_index import CatalogIndex, ToolSnapshot, catalog_index
+from approvals.domain import State
+from approvals.models import TIER_KEYS, ApprovalRequest
+from catalog.core.permissions import has_role
+from catalog.core.roles import APPROVER, APPROVER_DOMAIN_PREFIX, SAFETY_OFFICER
 from catalog.domain.keys import canonical_key
-from catalog.permissions import has_role
-from catalog.precompiled import PrecompiledQuery
-from catalog.roles import APPROVER, APPROVER_DOMAIN_PREFIX, SAFETY_OFFICER
-
-from .catalog_index import CatalogIndex, ToolSnapshot, catalog_index
-from .domain import State
-from .models import TIER_KEYS, ApprovalRequest
 
 # --- the requested tool ----------------------------------------------------------------------------
 
@@ -65,34 +63,23 @@ def parse_request_id(value: str | uuid.UUID) -> uuid.UUID | None:
 
 
 def request_get(request_id: str | uuid.UUID) -> ApprovalRequest | None:
-    """One request with its tool and approver: one query. Every poll, decide and consume reads a request this
-    way, so the query is compiled once (see catalog.precompiled: compiling it cost more than running it)."""
+    """One request with its tool and approver: one query (every poll, decide and consume reads a request so)."""
     pk = parse_request_id(request_id)
     if pk is None:
         return None
-    found = _REQUEST_BY_PK.objects(pk)
-    return found[0] if found else None
+    return ApprovalRequest.objects.select_related("tool", "decided_by").filter(pk=pk).first()
 
 
 def request_state(request_id: uuid.UUID) -> tuple[str, datetime] | None:
     """The cheapest read a long-poll makes: state and expiry by primary key."""
-    found = _STATE_BY_PK.rows(request_id)
-    return (found[0][0], found[0][1]) if found else None
-
-
-_REQUEST_BY_PK = PrecompiledQuery(
-    lambda pk: ApprovalRequest.objects.select_related("tool", "decided_by").filter(pk=pk), "pk:uuid"
-)
-_STATE_BY_PK = PrecompiledQuery(
-    lambda pk: ApprovalRequest.objects.filter(pk=pk).values_list("state", "expires_at"), "pk:uuid"
-)
+    return ApprovalRequest.objects.filter(pk=request_id).values_list("state", "expires_at").first()
 
 
 # --- who may decide what ---------------------------------------------------------------------------
 
 
 def user_groups(user: Any) -> set[str]:
-    """The user's group names, read once per request (shared with catalog.permissions' cache)."""
+    """The user's group names, read once per request (shared with catalog.core.permissions' cache)."""
     if not getattr(user, "is_authenticated", False):
         return set()
     has_role(user, APPROVER)  # reads the groups once and caches them on the user for this request

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from . import notify
-from .models import ApprovalRequest
-from .services import approvals_escalate_overdue, approvals_expire_overdue, approvals_notify_new
+from approvals import notify
+from approvals.models import ApprovalRequest
+from approvals.services import approvals_escalate_overdue, approvals_expire_overdue, approvals_notify_new
 
 
 @shared_task(name="approvals.tasks.notify_new")

@@ -14,15 +14,14 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from approvals.access import page
+from approvals.display import ArgRow, readable_args, short_id
+from approvals.domain import State
+from approvals.forms import ArgsEditForm, DecisionForm, HistoryFilterForm
+from approvals.models import TIER_KEYS, ApprovalRequest
+from approvals.selectors import history_list, is_own_request, may_decide, may_view, queue_for, request_get
+from approvals.services import OBJECT_TYPE, ApprovalRefused, approval_decide
 from catalog.models import AuditEvent
-
-from .access import page
-from .display import ArgRow, readable_args, short_id
-from .domain import State
-from .forms import ArgsEditForm, DecisionForm, HistoryFilterForm
-from .models import TIER_KEYS, ApprovalRequest
-from .selectors import history_list, is_own_request, may_decide, may_view, queue_for, request_get
-from .services import OBJECT_TYPE, ApprovalRefused, approval_decide
 
 # The list re-renders at least this often even when nothing changed, so "time left" stays honest.
 QUEUE_REFRESH_SECONDS = 30

@@ -93,8 +93,8 @@ def main() -> None:
     from catalog.cards.exports import export_catalogs, export_locale
     from catalog.cards.imports import cards_import
     from catalog.cards.services import locale_add, translation_save
+    from catalog.core.audit import Actor
     from catalog.models import ApiToken, CardTranslation
-    from catalog.services.audit import Actor
 
     settings.ALLOWED_HOSTS = ["*"]
     call_command("migrate", verbosity=0)

@@ -73,7 +73,7 @@ def main() -> None:
             ToolAdmin.list_per_page = per_page
             assert response.status_code == 200, (name, response.status_code)
 
-    from catalog.lookup import owner_lookup
+    from catalog.selectors.owners import owner_lookup
 
     lookups = []
     for _ in range(args.requests * 5):

@@ -8,7 +8,9 @@ from typing import Any
 from django.contrib import admin, messages
 from django.http import HttpRequest
 
-from .models import (
+from catalog.core.admin import ReadOnlyAdmin
+from catalog.core.tokens import TokenRefused, api_token_revoke
+from catalog.models import (
     Agent,
     ApiToken,
     AuditChainHead,
@@ -33,20 +35,6 @@ from .models import (
     UserPreference,
     Waiver,
 )
-from .services.tokens import TokenRefused, api_token_revoke
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Everything visible, nothing editable: imports write these rows."""
-
-    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
-        return [f.name for f in self.model._meta.fields]
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 @admin.register(Tool)

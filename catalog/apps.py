@@ -8,4 +8,4 @@ class CatalogConfig(AppConfig):
     verbose_name = "Catalog"
 
     def ready(self) -> None:
-        from . import checks  # noqa: F401  (registers the boot gate)
+        from catalog import checks  # noqa: F401  (registers the boot gate)

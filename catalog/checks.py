@@ -12,7 +12,7 @@ from django.conf import settings
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
 from django.db import DatabaseError
 
-from .domain.profiles import non_production_active
+from catalog.domain.profiles import non_production_active
 
 
 @register("condor")
@@ -20,7 +20,7 @@ def active_profile_gate(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
     profile_id = getattr(settings, "CONDOR_ACTIVE_PROFILE", "")
     if not profile_id:
         return []
-    from .models import CatalogProfile, Tool
+    from catalog.models import CatalogProfile, Tool
 
     try:
         profile = CatalogProfile.objects.filter(slug=profile_id).first()
@@ -81,7 +81,7 @@ def signin_throttle_is_shared(app_configs: Any = None, **kwargs: Any) -> list[Ch
 def catalog_filters_are_independent(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     """The catalog page validates and renders its filters one field at a time, each kept per its own values
     (catalog/views/console.py): right only while no filter's answer depends on another's."""
-    from .forms import CatalogFilterForm
+    from catalog.web.forms import CatalogFilterForm
 
     crossing = sorted(
         name for name in vars(CatalogFilterForm) if name == "clean" or name.startswith(("clean_", "_post_clean"))

@@ -15,10 +15,11 @@ from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 
 from approvals.api import router as approvals_router
-from catalog.api import router as catalog_router
-from catalog.api_input import unstorable_text
+from catalog.api.findings import router as findings_router
+from catalog.api.owners import router as owners_router
+from catalog.api.revisions import router as revisions_router
 from catalog.cards.api import router as cards_router
-from catalog.owners_api import router as owners_router
+from catalog.core.api_input import unstorable_text
 from catalog.rag.api import router as rag_router
 
 log = logging.getLogger(__name__)
@@ -76,7 +77,8 @@ api = CondorAPI(
     # so the docs page alone may load data: images. Everything else keeps the site-wide policy.
     docs_decorator=csp_update({"img-src": ["data:"]}),
 )
-api.add_router("/catalog", catalog_router)
+api.add_router("/catalog", revisions_router)
+api.add_router("/catalog", findings_router)
 api.add_router("/owners", owners_router)
 api.add_router("/approvals", approvals_router)
 api.add_router("/cards", cards_router)

@@ -106,6 +106,6 @@ class ConsoleCSPMiddleware(console_only("csp.middleware.CSPMiddleware")):  # typ
 ConsoleSessionMiddleware = console_only("django.contrib.sessions.middleware.SessionMiddleware")
 ConsoleLocaleMiddleware = console_only("django.middleware.locale.LocaleMiddleware")
 ConsoleAuthenticationMiddleware = console_only("django.contrib.auth.middleware.AuthenticationMiddleware")
-ConsoleUserLanguageMiddleware = console_only("catalog.middleware.UserLanguageMiddleware")
+ConsoleUserLanguageMiddleware = console_only("catalog.web.middleware.UserLanguageMiddleware")
 ConsoleMessageMiddleware = console_only("django.contrib.messages.middleware.MessageMiddleware")
 ConsoleHtmxMiddleware = console_only("django_htmx.middleware.HtmxMiddleware")

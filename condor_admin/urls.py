@@ -4,10 +4,9 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from catalog.signin import AdminSignInForm, SignInForm
-from catalog.views import console, governance, tokens
-
-from .api import api
+from catalog.core.signin import AdminSignInForm, SignInForm
+from catalog.web.views import console, governance, tokens
+from condor_admin.api import api
 
 # The admin signs in through the same throttled form as the console (catalog/signin.py).
 admin.site.login_form = AdminSignInForm

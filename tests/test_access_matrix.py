@@ -18,7 +18,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.utils import timezone
 
-from catalog.access import SIGNED_IN
+from catalog.core.access import SIGNED_IN
 from catalog.models import ApiToken, Tool, Waiver
 
 SKIPPED_NAMESPACES = {"admin", "api"}

@@ -64,12 +64,6 @@ def test_production_refuses_to_start_without_a_secret_key(tmp_path: Path) -> Non
     assert result.returncode != 0 and "SECRET_KEY must be set when DEBUG is off" in result.stderr
 
 
-def test_a_bad_prepare_threshold_is_refused_with_what_to_give(tmp_path: Path) -> None:
-    env = production_env(tmp_path, DATABASE_URL="postgres://condor@127.0.0.1:9/condor", PG_PREPARE_THRESHOLD="5x")
-    result = manage(env, "check")
-    assert result.returncode != 0 and "PG_PREPARE_THRESHOLD='5x': give a whole number" in result.stderr
-
-
 # Runs inside the DEBUG=false process: requests through the whole middleware stack, answers as JSON.
 PROBE = r"""
 import json, re

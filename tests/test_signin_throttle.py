@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from catalog import signin
+from catalog.core import signin
 from catalog.models import AuditEvent
 
 LOCKED = "Too many failed sign-in attempts"

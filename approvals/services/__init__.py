@@ -4,11 +4,11 @@ and on PostgreSQL alike) plus its audit event in the same transaction; notificat
 
 from __future__ import annotations
 
-from .beat import approvals_escalate_overdue, approvals_expire_overdue, approvals_notify_new
-from .common import OBJECT_TYPE, ApprovalRefused, tool_domain
-from .decide import approval_decide
-from .evaluate import Evaluation, approval_evaluate
-from .runtime import approval_cancel, approval_consume
+from approvals.services.beat import approvals_escalate_overdue, approvals_expire_overdue, approvals_notify_new
+from approvals.services.common import OBJECT_TYPE, ApprovalRefused, tool_domain
+from approvals.services.decide import approval_decide
+from approvals.services.evaluate import Evaluation, approval_evaluate
+from approvals.services.runtime import approval_cancel, approval_consume
 
 __all__ = [
     "OBJECT_TYPE",

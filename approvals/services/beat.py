@@ -9,16 +9,15 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from catalog.services.audit import Actor, audit_record
-
-from ..domain import (
+from approvals.domain import (
     State,
 )
-from ..models import ApprovalRequest
-from .common import (
+from approvals.models import ApprovalRequest
+from approvals.services.common import (
     OBJECT_TYPE,
     enqueue,
 )
+from catalog.core.audit import Actor, audit_record
 
 # --- notification, expiry and escalation (the beat's acts) ----------------------------------------
 
@@ -26,7 +25,7 @@ from .common import (
 def approvals_notify_new(*, now: datetime | None = None, limit: int = 500) -> int:
     """Tell each domain's approvers about the requests suspended since the last run: one mail and one
     webhook post per domain. Each request is claimed once (notified_at), so two runs never both send it."""
-    from .. import notify
+    from approvals import notify
 
     now = now or timezone.now()
     with transaction.atomic():

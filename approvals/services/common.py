@@ -10,15 +10,14 @@ from typing import Any
 from celery import current_app
 from django.utils import timezone
 
-from catalog.models import Tool
-
-from ..catalog_index import ToolSnapshot
-from ..domain import (
+from approvals.catalog_index import ToolSnapshot
+from approvals.domain import (
     State,
     effective_state,
 )
-from ..models import ApprovalRequest
-from ..selectors import request_get
+from approvals.models import ApprovalRequest
+from approvals.selectors import request_get
+from catalog.models import Tool
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +91,7 @@ def args_from(canonical: str) -> dict[str, Any]:
 def enqueue(task_name: str, *args: Any) -> None:
     """Start a notification task after commit. A broker hiccup must never fail the runtime's call,
     whose row is already committed: log it instead."""
-    from .. import tasks
+    from approvals import tasks
 
     try:
         getattr(tasks, task_name).delay(*args)

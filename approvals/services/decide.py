@@ -9,20 +9,17 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from catalog.precompiled import PrecompiledUpdate
-from catalog.services.audit import Actor, audit_record
-
-from ..domain import (
+from approvals.domain import (
     ArgsError,
     State,
     args_sha256,
     canonical_args,
     effective_state,
 )
-from ..models import ApprovalRequest
-from ..schema import schema_errors
-from ..selectors import is_own_request, may_decide
-from .common import (
+from approvals.models import ApprovalRequest
+from approvals.schema import schema_errors
+from approvals.selectors import is_own_request, may_decide
+from approvals.services.common import (
     OBJECT_TYPE,
     ApprovalRefused,
     applied,
@@ -31,16 +28,10 @@ from .common import (
     load_request,
     snapshot,
 )
+from catalog.core.audit import Actor, audit_record
 
 # --- decide (the approver's act) -------------------------------------------------------------------
 
-# The decision itself: one conditional UPDATE that only a pending, unexpired request passes (exactly one of two
-# concurrent decisions wins), compiled once (see catalog.precompiled).
-_DECIDE = PrecompiledUpdate(
-    lambda pk, now: ApprovalRequest.objects.filter(pk=pk, state=State.PENDING.value, expires_at__gt=now),
-    "pk:uuid",
-    "now:datetime",
-)
 
 
 def approval_decide(
@@ -130,7 +121,9 @@ def approval_decide(
         fields.update(state=State.REJECTED.value)
 
     with transaction.atomic():
-        won = _DECIDE.update(req.pk, now, **fields)
+        # The decision itself: one conditional UPDATE that only a pending, unexpired request passes, so exactly
+        # one of two concurrent decisions wins (the database serialises the two UPDATEs of the row).
+        won = ApprovalRequest.objects.filter(pk=req.pk, state=State.PENDING.value, expires_at__gt=now).update(**fields)
         if won:
             after = {k: v for k, v in fields.items() if k not in ("decided_by", "approved_args")}
             after["decided_by"] = approver.get_username()

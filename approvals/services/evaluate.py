@@ -11,14 +11,8 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from catalog.domain.keys import canonical_key
-from catalog.domain.profiles import is_plan_eligible
-from catalog.models import Tool
-from catalog.precompiled import PrecompiledInsert
-from catalog.services.audit import Actor, audit_record
-
-from ..catalog_index import ToolSnapshot, catalog_index
-from ..domain import (
+from approvals.catalog_index import ToolSnapshot, catalog_index
+from approvals.domain import (
     UNGATED,
     ArgsError,
     Decision,
@@ -26,10 +20,10 @@ from ..domain import (
     request_ttl,
     suspend_policy,
 )
-from ..models import ApprovalRequest
-from ..schema import schema_errors
-from ..selectors import tool_resolve
-from .common import (
+from approvals.models import ApprovalRequest
+from approvals.schema import schema_errors
+from approvals.selectors import tool_resolve
+from approvals.services.common import (
     OBJECT_TYPE,
     ApprovalRefused,
     args_from,
@@ -38,8 +32,10 @@ from .common import (
     snapshot,
     tool_domain,
 )
-
-_INSERT_REQUEST = PrecompiledInsert(ApprovalRequest)
+from catalog.core.audit import Actor, audit_record
+from catalog.domain.keys import canonical_key
+from catalog.domain.profiles import is_plan_eligible
+from catalog.models import Tool
 
 # --- evaluate (the runtime's question) -------------------------------------------------------------
 
@@ -158,7 +154,7 @@ def approval_evaluate(
     )
     try:
         with transaction.atomic():
-            _INSERT_REQUEST.insert(req)  # = req.save(force_insert=True), compiled once: the API's hottest write
+            req.save(force_insert=True)
             audit_record(
                 actor=Actor.for_token(via),
                 action="approvals.request.suspended",

@@ -9,15 +9,12 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from catalog.precompiled import PrecompiledUpdate
-from catalog.services.audit import Actor, audit_record
-
-from ..domain import (
+from approvals.domain import (
     State,
     consume_refusal,
 )
-from ..models import ApprovalRequest
-from .common import (
+from approvals.models import ApprovalRequest
+from approvals.services.common import (
     OBJECT_TYPE,
     ApprovalRefused,
     applied,
@@ -25,19 +22,10 @@ from .common import (
     load_request,
     snapshot,
 )
+from catalog.core.audit import Actor, audit_record
 
 # --- consume and cancel (the runtime's acts) -------------------------------------------------------
 
-# Spending an approval: one conditional UPDATE that only an approved, unspent request within its window and
-# with the approved arguments passes (exactly one of two concurrent consumes wins), compiled once.
-_CONSUME = PrecompiledUpdate(
-    lambda pk, sha, now: ApprovalRequest.objects.filter(
-        pk=pk, state=State.APPROVED.value, approved_sha256=sha, consumable_until__gt=now
-    ),
-    "pk:uuid",
-    "sha",
-    "now:datetime",
-)
 
 
 def approval_consume(*, request_id: Any, args_sha256: str, via: str, now: datetime | None = None) -> ApprovalRequest:
@@ -60,7 +48,11 @@ def approval_consume(*, request_id: Any, args_sha256: str, via: str, now: dateti
     if refused:
         raise refused
     with transaction.atomic():
-        won = _CONSUME.update(req.pk, args_sha256, now, state=State.CONSUMED.value, consumed_at=now)
+        # Spending an approval: one conditional UPDATE that only an approved, unspent request within its window
+        # and with the approved arguments passes, so exactly one of two concurrent consumes wins.
+        won = ApprovalRequest.objects.filter(
+            pk=req.pk, state=State.APPROVED.value, approved_sha256=args_sha256, consumable_until__gt=now
+        ).update(state=State.CONSUMED.value, consumed_at=now)
         if won:
             audit_record(
                 actor=Actor.for_token(via),

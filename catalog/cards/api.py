@@ -11,9 +11,9 @@ from django.utils.cache import get_conditional_response
 from ninja import Router
 from ninja.errors import HttpError
 
-from ..auth import ScopedBearer
-from .domain import normalize_locale
-from .exports import bundle
+from catalog.cards.domain import normalize_locale
+from catalog.cards.exports import bundle
+from catalog.core.auth import ScopedBearer
 
 router = Router(tags=["cards"], auth=ScopedBearer("cards"))
 

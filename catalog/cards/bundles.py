@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from .domain import SOURCE_LOCALE, PluralSpec, plural_spec
+from catalog.cards.domain import SOURCE_LOCALE, PluralSpec, plural_spec
 
 BUNDLE_FORMAT = "condor-cards/v1"
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 from django.db import transaction
 
-from ..models import CardLocale
-from ..services.audit import Actor
-from .imports import ImportResult, cards_import
-from .services import locale_add
+from catalog.cards.imports import ImportResult, cards_import
+from catalog.cards.services import locale_add
+from catalog.core.audit import Actor
+from catalog.models import CardLocale
 
 DEMO_DIR = Path(__file__).resolve().parents[1] / "demo" / "cards"
 FILES = ("cards.pot", "de.po", "de_AT.po", "pl.po")

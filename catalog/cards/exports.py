@@ -15,12 +15,11 @@ from django.db.models import Max
 from django.utils import timezone
 from django.utils.http import quote_etag
 
-from ..models import CardLocale, CardsState, CardString, CardTranslation
-from ..precompiled import PrecompiledQuery
-from .bundles import bundle_document, resolve
-from .domain import SOURCE_LOCALE, never_localize_reason
-from .pofiles import SourceEntry, TranslationEntry, write_locale, write_template
-from .selectors import chains, locales
+from catalog.cards.bundles import bundle_document, resolve
+from catalog.cards.domain import SOURCE_LOCALE, never_localize_reason
+from catalog.cards.pofiles import SourceEntry, TranslationEntry, write_locale, write_template
+from catalog.cards.selectors import chains, locales
+from catalog.models import CardLocale, CardsState, CardString, CardTranslation
 
 
 @dataclass(frozen=True)
@@ -33,14 +32,9 @@ class Bundle:
 def cards_version() -> str:
     """The version every write bumps, with the time of that write: a restored or re-created database that
     counts from the same number again still never matches a cached bundle of another state. Read on every
-    bundle request, so compiled once."""
-    rows = _CARDS_VERSION.rows()
-    return f"{rows[0][0]}-{rows[0][1].timestamp():.6f}" if rows else "0"
-
-
-_CARDS_VERSION = PrecompiledQuery(
-    lambda: CardsState.objects.filter(singleton=True).values_list("version", "changed_at")
-)
+    bundle request: one small query."""
+    row = CardsState.objects.filter(singleton=True).values_list("version", "changed_at").first()
+    return f"{row[0]}-{row[1].timestamp():.6f}" if row else "0"
 
 
 def bundle(locale: str) -> Bundle | None:

@@ -9,8 +9,7 @@ from django.conf import settings
 from django.db.models import F, Q
 from django.utils import timezone
 
-from ..models import CardFinding, CardLocale, CardsState, CardString, CardTranslation
-from .domain import (
+from catalog.cards.domain import (
     REQUIRED_LOCALES,
     SLOT_MAX_CHARS,
     SOURCE_LOCALE,
@@ -23,6 +22,7 @@ from .domain import (
     check_translation,
     ships,
 )
+from catalog.models import CardFinding, CardLocale, CardsState, CardString, CardTranslation
 
 
 def slot_max_chars() -> dict[str, int]:

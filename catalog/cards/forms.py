@@ -8,12 +8,12 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from ..forms import choice_field
-from ..models import CardLocale
-from .display import CHECK_LABELS, MODULES, STATE_LABELS
-from .domain import SOURCE_LOCALE
-from .selectors import MatrixFilters
-from .valuesets import value_sets
+from catalog.cards.display import CHECK_LABELS, MODULES, STATE_LABELS
+from catalog.cards.domain import SOURCE_LOCALE
+from catalog.cards.selectors import MatrixFilters
+from catalog.cards.valuesets import value_sets
+from catalog.models import CardLocale
+from catalog.web.forms import choice_field
 
 
 class MatrixFilterForm(forms.Form):

@@ -13,10 +13,8 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from ..models import CardLocale, CardString, CardTranslation
-from ..services.audit import Actor, audit_record
-from .bundles import parse_bundle
-from .domain import (
+from catalog.cards.bundles import parse_bundle
+from catalog.cards.domain import (
     SOURCE_LOCALE,
     State,
     is_empty,
@@ -26,9 +24,11 @@ from .domain import (
     placeholders,
     plural_spec,
 )
-from .findings import base_locales_ensure, cards_version_bump, findings_refresh
-from .pofiles import ParsedCatalog, SourceEntry, TranslationEntry, read_catalog
-from .valuesets import value_set_problem
+from catalog.cards.findings import base_locales_ensure, cards_version_bump, findings_refresh
+from catalog.cards.pofiles import ParsedCatalog, SourceEntry, TranslationEntry, read_catalog
+from catalog.cards.valuesets import value_set_problem
+from catalog.core.audit import Actor, audit_record
+from catalog.models import CardLocale, CardString, CardTranslation
 
 
 class CardsImportError(Exception):

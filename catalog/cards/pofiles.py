@@ -24,7 +24,16 @@ from babel import Locale
 from babel.messages.catalog import Catalog, Message
 from babel.messages.pofile import PoFileParser, normalize, unescape, write_po
 
-from .domain import MODULE_BY_FILE, PLACEHOLDER_RE, SOURCE_LOCALE, Module, Slot, State, babel_locale, plural_spec
+from catalog.cards.domain import (
+    MODULE_BY_FILE,
+    PLACEHOLDER_RE,
+    SOURCE_LOCALE,
+    Module,
+    Slot,
+    State,
+    babel_locale,
+    plural_spec,
+)
 
 DOMAIN = "cards"
 PROJECT = "Condor card strings"

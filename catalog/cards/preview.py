@@ -9,8 +9,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from .domain import SAMPLE_VALUES, plural_spec, render
-from .valuesets import value_set_for_key, value_sets
+from catalog.cards.domain import SAMPLE_VALUES, plural_spec, render
+from catalog.cards.valuesets import value_set_for_key, value_sets
 
 # Sample clinical data per card family and key/value field, exactly as a source system would hold it.
 SAMPLE_FIELDS: dict[str, dict[str, str]] = {

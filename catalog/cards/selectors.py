@@ -11,9 +11,8 @@ from operator import or_
 
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
-from ..models import CardFinding, CardLocale, CardString, CardTranslation
-from .bundles import resolve
-from .domain import (
+from catalog.cards.bundles import resolve
+from catalog.cards.domain import (
     SOURCE_LOCALE,
     Check,
     FindingData,
@@ -24,9 +23,10 @@ from .domain import (
     never_localize_reason,
     plural_spec,
 )
-from .findings import locale_spec, slot_max_chars, string_spec
-from .preview import Preview, build_preview, preview_prefixes
-from .valuesets import CoverageRow, coverage, value_set_for_key
+from catalog.cards.findings import locale_spec, slot_max_chars, string_spec
+from catalog.cards.preview import Preview, build_preview, preview_prefixes
+from catalog.cards.valuesets import CoverageRow, coverage, value_set_for_key
+from catalog.models import CardFinding, CardLocale, CardString, CardTranslation
 
 
 def locales() -> list[CardLocale]:

@@ -13,11 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from .. import roles
-from ..models import CardFinding, CardLocale, CardString, CardTranslation
-from ..permissions import has_role
-from ..services.audit import Actor, audit_record
-from .domain import (
+from catalog.cards.domain import (
     SOURCE_LOCALE,
     Module,
     Severity,
@@ -28,8 +24,12 @@ from .domain import (
     normalize_locale,
     plural_spec,
 )
-from .findings import base_locales_ensure, cards_version_bump, findings_refresh
-from .pofiles import one_line
+from catalog.cards.findings import base_locales_ensure, cards_version_bump, findings_refresh
+from catalog.cards.pofiles import one_line
+from catalog.core import roles
+from catalog.core.audit import Actor, audit_record
+from catalog.core.permissions import has_role
+from catalog.models import CardFinding, CardLocale, CardString, CardTranslation
 
 
 class CardsRefused(Exception):

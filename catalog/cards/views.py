@@ -14,14 +14,14 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from ..access import page
-from . import exports, selectors
-from .display import SLOT_LABELS, shown, state_label
-from .domain import SOURCE_LOCALE, babel_locale
-from .findings import slot_max_chars
-from .forms import MatrixFilterForm, ReviewForm, TranslationForm
-from .selectors import Panel
-from .services import CardsRefused, may_review, may_translate, translation_review, translation_save
+from catalog.cards import exports, selectors
+from catalog.cards.display import SLOT_LABELS, shown, state_label
+from catalog.cards.domain import SOURCE_LOCALE, babel_locale
+from catalog.cards.findings import slot_max_chars
+from catalog.cards.forms import MatrixFilterForm, ReviewForm, TranslationForm
+from catalog.cards.selectors import Panel
+from catalog.cards.services import CardsRefused, may_review, may_translate, translation_review, translation_save
+from catalog.core.access import page
 
 PAGE_SIZE = 40
 # Matrix query parameters that are filters (kept across pages and edits). The side panel is chosen by `key`

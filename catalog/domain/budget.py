@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .keys import llm_name
+from catalog.domain.keys import llm_name
 
 MANIFEST_MIN_BYTES = 120
 MANIFEST_MAX_BYTES = 300

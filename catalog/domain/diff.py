@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .vocabulary import SAFETY_RELEVANT_FIELDS
+from catalog.domain.vocabulary import SAFETY_RELEVANT_FIELDS
 
 
 def field_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, list[Any]]:

@@ -12,11 +12,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .checker import Checker, type_name, unstorable_texts
-from .colours import colour_literals
-from .descriptor import Descriptor
-from .keys import canonical_key
-from .vocabulary import (
+from catalog.domain.checker import Checker, type_name, unstorable_texts
+from catalog.domain.colours import colour_literals
+from catalog.domain.descriptor import Descriptor
+from catalog.domain.keys import canonical_key
+from catalog.domain.vocabulary import (
     Availability,
     FloorTrigger,
     HitlTier,

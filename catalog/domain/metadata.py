@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .descriptor import Descriptor
-from .keys import canonical_key, llm_name
-from .policy import effective_policy_class, effective_retry_class, is_mutating
+from catalog.domain.descriptor import Descriptor
+from catalog.domain.keys import canonical_key, llm_name
+from catalog.domain.policy import effective_policy_class, effective_retry_class, is_mutating
 
 
 def metadata_v2(descriptor: Descriptor, *, owner_team: str | None) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TypeVar
 
-from .vocabulary import ANY_MODULE
+from catalog.domain.vocabulary import ANY_MODULE
 
 T = TypeVar("T")
 
@@ -19,3 +19,7 @@ def derive_owner(plane: str, module: str, rules: Mapping[tuple[str, str], T]) ->
     if exact is not None:
         return exact
     return rules.get((plane, ANY_MODULE))
+
+
+# The owner filter's value for tools no ownership rule covers (catalog, findings, API: one spelling).
+UNOWNED = "-"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .vocabulary import PolicyClass, RetryClass
+from catalog.domain.vocabulary import PolicyClass, RetryClass
 
 
 def is_mutating(*, mutating: bool, policy_class: str | None) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from .vocabulary import Availability, Plane
+from catalog.domain.vocabulary import Availability, Plane
 
 
 def is_plan_eligible(

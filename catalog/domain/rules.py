@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from .budget import (
+from catalog.domain.budget import (
     FRAGMENT_MAX_BYTES,
     MANIFEST_MAX_BYTES,
     MANIFEST_MIN_BYTES,
@@ -22,14 +22,14 @@ from .budget import (
     truncate_bytes,
     utf8_len,
 )
-from .colours import colour_literals
-from .descriptor import Descriptor
-from .keys import canonical_key, llm_name
-from .language import classify_keywords
-from .manifest import UNDETERMINED_LANGUAGE, Agent, ForcedFloor, Profile
-from .policy import effective_policy_class, effective_retry_class, is_mutating
-from .profiles import is_active
-from .vocabulary import Availability, Plane, PolicyClass, RetryClass, System
+from catalog.domain.colours import colour_literals
+from catalog.domain.descriptor import Descriptor
+from catalog.domain.keys import canonical_key, llm_name
+from catalog.domain.language import classify_keywords
+from catalog.domain.manifest import UNDETERMINED_LANGUAGE, Agent, ForcedFloor, Profile
+from catalog.domain.policy import effective_policy_class, effective_retry_class, is_mutating
+from catalog.domain.profiles import is_active
+from catalog.domain.vocabulary import Availability, Plane, PolicyClass, RetryClass, System
 
 
 class Severity(StrEnum):

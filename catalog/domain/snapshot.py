@@ -12,7 +12,7 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .keys import canonical_key
+from catalog.domain.keys import canonical_key
 
 RAG_RETRIEVED = "rag-retrieved"
 ALWAYS_INCLUDE = "always-include"

@@ -1,9 +1,9 @@
 from __future__ import annotations
 
-from ..domain.vocabulary import ReviewState
-from .audit import AuditChainHead, AuditEvent, AuditLogIsAppendOnly
-from .cards import CardFinding, CardLocale, CardsState, CardString, CardTranslation
-from .catalog import (
+from catalog.domain.vocabulary import ReviewState
+from catalog.models.audit import AuditChainHead, AuditEvent, AuditLogIsAppendOnly
+from catalog.models.cards import CardFinding, CardLocale, CardsState, CardString, CardTranslation
+from catalog.models.catalog import (
     Agent,
     ApiToken,
     CatalogProfile,
@@ -15,9 +15,9 @@ from .catalog import (
     Tool,
     ToolChange,
 )
-from .console import UserPreference
-from .governance import Finding, RevisionReview, Severity, Waiver
-from .rag import RetrievalEvaluation, ToolEmbedding
+from catalog.models.console import UserPreference
+from catalog.models.governance import Finding, RevisionReview, Severity, Waiver
+from catalog.models.rag import RetrievalEvaluation, ToolEmbedding
 
 __all__ = [
     "Agent",

@@ -15,7 +15,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from ..cards.domain import Check, Module, Severity, Slot, State
+from catalog.cards.domain import Check, Module, Severity, Slot, State
 
 
 class UnicodeJSONEncoder(json.JSONEncoder):

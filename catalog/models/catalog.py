@@ -16,7 +16,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from ..domain.vocabulary import (
+from catalog.domain.vocabulary import (
     Availability,
     ChangeKind,
     FloorTrigger,

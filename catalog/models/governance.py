@@ -7,9 +7,9 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from ..domain.rules import UNWAIVABLE_RULES
-from ..domain.vocabulary import System
-from .catalog import CatalogRevision, Tool
+from catalog.domain.rules import UNWAIVABLE_RULES
+from catalog.domain.vocabulary import System
+from catalog.models.catalog import CatalogRevision, Tool
 
 
 class Severity(models.TextChoices):

@@ -6,7 +6,7 @@ import numpy as np
 from django.db import models
 from django.utils import timezone
 
-from .catalog import Tool
+from catalog.models.catalog import Tool
 
 
 class ToolEmbedding(models.Model):

@@ -8,10 +8,10 @@ from django.http import HttpRequest
 from ninja import Field, Router, Status
 from pydantic import BaseModel
 
-from ..api_input import ApiInput
-from ..auth import ScopedBearer
-from .embedders import EmbedderError
-from .resolve import ResolveError, Snapshot, rag_resolve, why_not
+from catalog.core.api_input import ApiInput
+from catalog.core.auth import ScopedBearer
+from catalog.rag.embedders import EmbedderError
+from catalog.rag.resolve import ResolveError, Snapshot, rag_resolve, why_not
 
 router = Router(tags=["rag"], auth=ScopedBearer("rag"))
 

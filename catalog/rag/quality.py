@@ -10,11 +10,11 @@ from typing import Any
 
 from django.conf import settings
 
-from ..domain.keys import canonical_key
-from ..models import CatalogState, RetrievalEvaluation
-from .embedders import get_embedder
-from .evaluation import RankedCase, evaluate
-from .resolve import ResolveError, rag_resolve, why_not
+from catalog.domain.keys import canonical_key
+from catalog.models import CatalogState, RetrievalEvaluation
+from catalog.rag.embedders import get_embedder
+from catalog.rag.evaluation import RankedCase, evaluate
+from catalog.rag.resolve import ResolveError, rag_resolve, why_not
 
 CASES_FORMAT = "condor-retrieval-cases/v1"
 DEFAULT_CASES = Path(settings.BASE_DIR) / "catalog" / "demo" / "retrieval_cases.json"

@@ -20,10 +20,11 @@ import numpy as np
 from django.conf import settings
 from django.db.models import Max
 
-from ..domain.budget import ManifestLine, manifest_line_of
-from ..domain.keys import canonical_key
-from ..domain.profiles import is_plan_eligible
-from ..domain.snapshot import (
+from catalog.core.cache import catalog_version
+from catalog.domain.budget import ManifestLine, manifest_line_of
+from catalog.domain.keys import canonical_key
+from catalog.domain.profiles import is_plan_eligible
+from catalog.domain.snapshot import (
     ALWAYS_INCLUDE,
     FORCED_FLOOR,
     RAG_RETRIEVED,
@@ -33,11 +34,9 @@ from ..domain.snapshot import (
     order_candidates,
     shed_to_budget,
 )
-from ..domain.vocabulary import FloorTrigger, Plane
-from ..models import CatalogProfile, ForcedFloor, Tool, ToolEmbedding
-from ..precompiled import PrecompiledQuery
-from ..selectors import catalog_version
-from .embedders import Embedder, get_embedder
+from catalog.domain.vocabulary import FloorTrigger, Plane
+from catalog.models import CatalogProfile, ForcedFloor, Tool, ToolEmbedding
+from catalog.rag.embedders import Embedder, get_embedder
 
 
 class ResolveError(Exception):
@@ -135,21 +134,9 @@ _cached: RagIndex | None = None
 
 
 def _vectors_version(model_id: str) -> tuple[object, ...]:
-    """The newest vector of the model (time and id): asked on every resolve, so compiled once."""
-    found = _VECTORS_VERSION.rows(model_id)
-    return tuple(found[0]) if found else (None, None)
-
-
-_VECTORS_VERSION = PrecompiledQuery(
-    lambda model_id: (
-        ToolEmbedding.objects.filter(model_id=model_id)
-        .order_by()
-        .values("model_id")  # one group: the model's vectors
-        .annotate(last=Max("embedded_at"), top=Max("pk"))
-        .values_list("last", "top")
-    ),
-    "model_id",
-)
+    """The newest vector of the model (time and id): asked on every resolve, one aggregate over an index."""
+    found = ToolEmbedding.objects.filter(model_id=model_id).aggregate(last=Max("embedded_at"), top=Max("pk"))
+    return (found["last"], found["top"])
 
 
 def rag_index(model_id: str) -> RagIndex:

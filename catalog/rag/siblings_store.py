@@ -5,9 +5,9 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import transaction
 
-from ..models import CatalogState, Tool
-from .siblings import near_duplicate_pairs
-from .vectors import current_vectors
+from catalog.models import CatalogState, Tool
+from catalog.rag.siblings import near_duplicate_pairs
+from catalog.rag.vectors import current_vectors
 
 RULE = "sibling-near-duplicate"
 
@@ -24,7 +24,7 @@ def sibling_pairs_for(system: str) -> list[tuple[str, str, float]]:
 def sibling_findings_refresh(system: str) -> int:
     """Replace the system's sibling findings after its vectors changed. Takes the import's per-system lock, so a
     refresh and an import never interleave their writes to the findings."""
-    from ..services.findings import findings_store, lint_view_from_db
+    from catalog.services.findings import findings_store, lint_view_from_db
 
     with transaction.atomic():
         state = CatalogState.objects.select_for_update().filter(system=system).first()

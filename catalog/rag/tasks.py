@@ -10,7 +10,7 @@ import logging
 
 from celery import shared_task
 
-from .embedders import EmbedderError
+from catalog.rag.embedders import EmbedderError
 
 log = logging.getLogger(__name__)
 
@@ -25,8 +25,8 @@ log = logging.getLogger(__name__)
     max_retries=8,
 )
 def embed_tools(tool_ids: list[int]) -> int:
-    from .siblings_store import sibling_findings_refresh
-    from .vectors import embeddings_refresh
+    from catalog.rag.siblings_store import sibling_findings_refresh
+    from catalog.rag.vectors import embeddings_refresh
 
     result = embeddings_refresh(tool_ids)
     for system in sorted(result.systems):
@@ -37,7 +37,7 @@ def embed_tools(tool_ids: list[int]) -> int:
 @shared_task(acks_late=True, reject_on_worker_lost=True)
 def sweep_embeddings() -> int:
     """Queue every live tool whose vector is missing or stale (a lost message, a killed worker, a new model)."""
-    from .vectors import batches, tools_needing_vectors
+    from catalog.rag.vectors import batches, tools_needing_vectors
 
     ids = tools_needing_vectors()
     for chunk in batches(ids):

@@ -18,9 +18,9 @@ from django.db import transaction
 from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
-from ..models import Tool, ToolEmbedding
-from .embedders import Embedder, configured_model_id, get_embedder
-from .text import embedding_text
+from catalog.models import Tool, ToolEmbedding
+from catalog.rag.embedders import Embedder, configured_model_id, get_embedder
+from catalog.rag.text import embedding_text
 
 if TYPE_CHECKING:
     from django_stubs_ext import WithAnnotations
@@ -138,7 +138,7 @@ def embeddings_enqueue(tool_ids: Sequence[int]) -> None:
     import of hundreds of changed tools, not one per tool)."""
     if not tool_ids:
         return
-    from .tasks import embed_tools
+    from catalog.rag.tasks import embed_tools
 
     chunks = batches(sorted(set(tool_ids)))
 

@@ -13,13 +13,13 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
-from ..access import PAGE_ACCESS, may, page
-from ..forms import choice_field
-from ..models import CatalogProfile, RetrievalEvaluation
-from .embedders import EmbedderError
-from .quality import CasesError, retrieval_evaluate
-from .resolve import ResolveError, rag_resolve, why_not
-from .vectors import embedding_status
+from catalog.core.access import PAGE_ACCESS, may, page
+from catalog.models import CatalogProfile, RetrievalEvaluation
+from catalog.rag.embedders import EmbedderError
+from catalog.rag.quality import CasesError, retrieval_evaluate
+from catalog.rag.resolve import ResolveError, rag_resolve, why_not
+from catalog.rag.vectors import embedding_status
+from catalog.web.forms import choice_field
 
 
 class PlaygroundForm(forms.Form):
@@ -70,7 +70,7 @@ def playground_page(request: HttpRequest) -> HttpResponse:
         "status": embedding_status(),
         "min_score": settings.CONDOR_RAG_MIN_SCORE,
     }
-    template = "catalog/rag_playground.html#result" if request.htmx else "catalog/rag_playground.html"  # type: ignore[attr-defined]
+    template = "rag/playground.html#result" if request.htmx else "rag/playground.html"  # type: ignore[attr-defined]
     return render(request, template, context)
 
 
@@ -79,7 +79,7 @@ def quality_page(request: HttpRequest) -> HttpResponse:
     runs = list(RetrievalEvaluation.objects.all()[:20])
     can_run = may(request.user, PAGE_ACCESS["rag:quality-run"][1])
     return render(
-        request, "catalog/rag_quality.html", {"runs": runs, "latest": runs[0] if runs else None, "can_run": can_run}
+        request, "rag/quality.html", {"runs": runs, "latest": runs[0] if runs else None, "can_run": can_run}
     )
 
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ..domain import rules
-from ..domain.descriptor import DECLARED_FIELDS, Descriptor
-from ..domain.manifest import Agent as AgentSpec
-from ..domain.manifest import ForcedFloor as FloorSpec
-from ..domain.manifest import Manifest
-from ..domain.manifest import Profile as ProfileSpec
-from ..models import Agent, CatalogProfile, CatalogRevision, CatalogState, Finding, ForcedFloor, Tool
+from catalog.domain import rules
+from catalog.domain.descriptor import DECLARED_FIELDS, Descriptor
+from catalog.domain.manifest import Agent as AgentSpec
+from catalog.domain.manifest import ForcedFloor as FloorSpec
+from catalog.domain.manifest import Manifest
+from catalog.domain.manifest import Profile as ProfileSpec
+from catalog.models import Agent, CatalogProfile, CatalogRevision, CatalogState, Finding, ForcedFloor, Tool
 
 
 def descriptor_of(tool: Tool) -> Descriptor:
@@ -44,7 +44,7 @@ def _all_profiles(manifest: Manifest) -> list[ProfileSpec]:
 
 def lint_view_from_db(system: str) -> rules.LintCatalog:
     """The stored live catalog of a system: six queries whatever its size."""
-    from ..rag.siblings_store import sibling_pairs_for
+    from catalog.rag.siblings_store import sibling_pairs_for
 
     tools = Tool.objects.filter(system=system).live().select_related("owner").order_by("declared_id")
     state = CatalogState.objects.select_related("current_revision").filter(system=system).first()

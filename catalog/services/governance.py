@@ -9,11 +9,11 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from ..domain.rules import RULES
-from ..domain.vocabulary import ReviewState
-from ..models import CatalogRevision, RevisionReview, Tool, Waiver
-from ..permissions import is_safety_officer
-from .audit import Actor, audit_record
+from catalog.core.audit import Actor, audit_record
+from catalog.core.permissions import is_safety_officer
+from catalog.domain.rules import RULES
+from catalog.domain.vocabulary import ReviewState
+from catalog.models import CatalogRevision, RevisionReview, Tool, Waiver
 
 
 class GovernanceRefused(Exception):

@@ -8,14 +8,15 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from ..domain.descriptor import DECLARED_FIELDS, Descriptor
-from ..domain.diff import field_changes, safety_fields
-from ..domain.keys import canonical_key, llm_name
-from ..domain.manifest import Manifest, load_manifest, manifest_sha256
-from ..domain.ownership import derive_owner
-from ..domain.policy import effective_policy_class, effective_retry_class, is_mutating
-from ..domain.vocabulary import SAFETY_RELEVANT_SECTIONS, ChangeKind, Plane, ReviewState
-from ..models import (
+from catalog.core.audit import Actor, audit_record
+from catalog.domain.descriptor import DECLARED_FIELDS, Descriptor
+from catalog.domain.diff import field_changes, safety_fields
+from catalog.domain.keys import canonical_key, llm_name
+from catalog.domain.manifest import Manifest, load_manifest, manifest_sha256
+from catalog.domain.ownership import derive_owner
+from catalog.domain.policy import effective_policy_class, effective_retry_class, is_mutating
+from catalog.domain.vocabulary import SAFETY_RELEVANT_SECTIONS, ChangeKind, Plane, ReviewState
+from catalog.models import (
     Agent,
     CatalogProfile,
     CatalogRevision,
@@ -26,11 +27,10 @@ from ..models import (
     Tool,
     ToolChange,
 )
-from ..rag.siblings_store import sibling_pairs_for
-from ..rag.text import rag_text_hash
-from ..rag.vectors import embeddings_enqueue, tools_needing_vectors
-from .audit import Actor, audit_record
-from .findings import findings_store, lint_view_from_manifest
+from catalog.rag.siblings_store import sibling_pairs_for
+from catalog.rag.text import rag_text_hash
+from catalog.rag.vectors import embeddings_enqueue, tools_needing_vectors
+from catalog.services.findings import findings_store, lint_view_from_manifest
 
 
 @dataclass

@@ -22,8 +22,8 @@ from approvals.services import (
     approvals_expire_overdue,
     approvals_notify_new,
 )
+from catalog.core.audit import audit_verify
 from catalog.models import AuditEvent
-from catalog.services.audit import audit_verify
 
 from .conftest import PRESCRIPTION_ARGS, Runtime
 

@@ -11,8 +11,8 @@ from django.db import connection, connections
 
 from approvals.models import ApprovalRequest
 from approvals.services import ApprovalRefused, approval_consume, approval_decide, approval_evaluate
+from catalog.core.audit import audit_verify
 from catalog.models import AuditEvent
-from catalog.services.audit import audit_verify
 from tests.conftest import requires_postgres
 
 from .conftest import evaluate_body, load_catalog

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from catalog.cards.imports import cards_import
-from catalog.services.audit import Actor
+from catalog.core.audit import Actor
 
 
 def _q(text: str) -> str:

@@ -9,8 +9,8 @@ from django.test import Client
 
 from catalog.cards.imports import cards_import
 from catalog.cards.services import locale_add, translation_save
+from catalog.core.audit import Actor
 from catalog.models import CardString
-from catalog.services.audit import Actor
 
 pytestmark = pytest.mark.django_db
 

@@ -11,8 +11,8 @@ from django.db import connections
 
 from catalog.cards.imports import cards_import
 from catalog.cards.services import CardsRefused, translation_review, translation_save
+from catalog.core.audit import Actor, audit_verify
 from catalog.models import AuditEvent, CardTranslation
-from catalog.services.audit import Actor, audit_verify
 from tests.conftest import requires_postgres
 
 from .conftest import GERMAN, TEMPLATE, catalog

@@ -15,8 +15,8 @@ from django.core.management.base import CommandError
 from catalog.cards.exports import export_locale, export_template
 from catalog.cards.imports import CardsImportError
 from catalog.cards.services import locale_add, translation_save
+from catalog.core.audit import Actor
 from catalog.models import AuditEvent, CardFinding, CardString, CardTranslation
-from catalog.services.audit import Actor
 
 from .conftest import GERMAN, TEMPLATE, catalog, entry
 

@@ -10,7 +10,7 @@ from django.test import Client
 
 from catalog.cards.imports import cards_import
 from catalog.cards.services import locale_add
-from catalog.services.audit import Actor
+from catalog.core.audit import Actor
 
 from .conftest import catalog, entry
 

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from catalog.cards.services import CardsRefused, locale_add, translation_review, translation_save
+from catalog.core.audit import Actor, audit_verify
 from catalog.models import AuditEvent, CardFinding, CardLocale, CardString, CardTranslation
-from catalog.services.audit import Actor, audit_verify
 
 from .conftest import TEMPLATE, catalog, entry
 

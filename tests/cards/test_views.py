@@ -9,8 +9,8 @@ import pytest
 from django.test import Client
 
 from catalog.cards.services import locale_add, translation_save
+from catalog.core.audit import Actor
 from catalog.models import CardTranslation
-from catalog.services.audit import Actor
 
 pytestmark = pytest.mark.django_db
 HTMX = {"HX-Request": "true"}

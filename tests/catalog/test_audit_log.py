@@ -13,8 +13,8 @@ from django.core.management.base import CommandError
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
+from catalog.core.audit import Actor, audit_record, audit_seal, audit_verify
 from catalog.models import AuditChainHead, AuditEvent, AuditLogIsAppendOnly
-from catalog.services.audit import Actor, audit_record, audit_seal, audit_verify
 from catalog.services.imports import catalog_import
 from tests.conftest import requires_postgres
 
@@ -216,3 +216,20 @@ def test_concurrent_appends_and_sealers_build_one_unbroken_chain(broker: None) -
     assert result.ok, result.reason
     assert result.checked == 200
     assert sorted(AuditEvent.objects.values_list("seq", flat=True)) == list(range(1, 201))
+
+
+def test_every_audited_write_goes_through_the_append_only_save() -> None:
+    """audit_record saves through AuditEvent.save() (the append-only guard), so save signals see every event."""
+    from django.db.models.signals import pre_save
+
+    seen: list[tuple[bool, str]] = []
+
+    def receiver(sender: Any, instance: AuditEvent, **kwargs: Any) -> None:
+        seen.append((instance._state.adding, instance.action))
+
+    pre_save.connect(receiver, sender=AuditEvent)
+    try:
+        record(2, seal=False)
+    finally:
+        pre_save.disconnect(receiver, sender=AuditEvent)
+    assert seen == [(True, "test.action"), (True, "test.action")]

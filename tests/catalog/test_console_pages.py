@@ -250,7 +250,7 @@ def test_the_filter_controls_show_the_submitted_values_in_the_readers_language(d
 
 
 def test_owner_lookup_reads_any_number_of_matched_tools(demo: None) -> None:
-    from catalog.lookup import _tools_by_pk
+    from catalog.selectors.owners import _tools_by_pk
 
     pks = list(Tool.objects.live().order_by("pk").values_list("pk", flat=True)[:17])
     for n in (0, 1, 3, 8, 9, 17):
@@ -308,7 +308,7 @@ def test_sort_links_keep_the_current_filters(demo: None, oncall: Client) -> None
 
 def test_a_rule_across_catalog_filters_fails_the_system_check() -> None:
     from catalog.checks import catalog_filters_are_independent
-    from catalog.forms import CatalogFilterForm
+    from catalog.web.forms import CatalogFilterForm
 
     assert catalog_filters_are_independent() == []
     CatalogFilterForm.clean = lambda self: self.cleaned_data  # type: ignore[method-assign]

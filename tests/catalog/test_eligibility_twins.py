@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
-from catalog.browse import plan_eligible_q_for
 from catalog.domain.profiles import is_plan_eligible
 from catalog.models import CatalogProfile, Tool
+from catalog.selectors.dashboard import plan_eligible_q_for
 
 pytestmark = pytest.mark.django_db
 

@@ -10,7 +10,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from catalog.models import AuditEvent, CatalogRevision, Finding, RevisionReview, Tool, Waiver
-from catalog.selectors import finding_counts_per_rule, findings_list
+from catalog.selectors.governance import finding_counts_per_rule, findings_list
 from catalog.services.governance import GovernanceRefused, revision_review, waiver_grant, waiver_revoke
 from catalog.services.imports import catalog_import
 

@@ -13,10 +13,10 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from catalog.core import tokens as token_services
+from catalog.core.audit import audit_verify
+from catalog.core.tokens import TokenRefused, api_token_create, api_token_revoke
 from catalog.models import ApiToken, AuditEvent
-from catalog.services import tokens as token_services
-from catalog.services.audit import audit_verify
-from catalog.services.tokens import TokenRefused, api_token_create, api_token_revoke
 
 pytestmark = pytest.mark.django_db
 FINDINGS = "/api/v1/catalog/findings"

@@ -8,7 +8,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import override
 
-from catalog.widgets import QuickSelect
+from catalog.web.widgets import QuickSelect
 
 CHOICES = [("", _("any")), ("a&b", "A & <b>"), ("2", "zwei"), ("x\"y", "quote\"d")]
 
@@ -41,7 +41,7 @@ def test_option_groups_render_through_the_templates() -> None:
 
 
 def test_the_catalog_filter_form_uses_it() -> None:
-    from catalog.forms import CatalogFilterForm
+    from catalog.web.forms import CatalogFilterForm
 
     form = CatalogFilterForm({"owner": "-"}, facets={"modules": ["m"], "teams": ["t"], "profiles": ["p"]}, sorts=["id"])
     assert isinstance(form.fields["owner"].widget, QuickSelect)

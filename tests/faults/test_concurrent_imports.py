@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 from django.db import connections
 
+from catalog.core.audit import audit_verify
 from catalog.domain.diff import field_changes
 from catalog.domain.manifest import load_manifest, manifest_sha256
 from catalog.models import AuditEvent, CatalogRevision, OwnershipRule, Tool, ToolChange
-from catalog.services.audit import audit_verify
 from catalog.services.imports import ImportResult, catalog_import
 from tests.conftest import condor_manifest, condor_tool, encode, mutate_tool
 

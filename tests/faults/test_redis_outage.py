@@ -21,10 +21,10 @@ from typing import Any
 import pytest
 from django.db.models import Count
 
+from catalog.core.audit import audit_verify
 from catalog.domain.manifest import manifest_sha256
 from catalog.models import AuditEvent, CatalogRevision, Tool, ToolEmbedding
 from catalog.rag.vectors import embedding_status
-from catalog.services.audit import audit_verify
 
 from .conftest import PY, ROOT, RedisServer, requires_services, service_env, shared_database_url, wait_for
 

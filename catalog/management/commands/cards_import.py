@@ -7,7 +7,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from catalog.cards.imports import CardsImportError, cards_import
-from catalog.services.audit import Actor
+from catalog.core.audit import Actor
 
 
 class Command(BaseCommand):

@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from catalog.cards.domain import plural_spec
 from catalog.cards.selectors import completion, locales
 from catalog.cards.services import CardsRefused, locale_add
-from catalog.services.audit import Actor
+from catalog.core.audit import Actor
 
 
 class Command(BaseCommand):

@@ -4,7 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from catalog.services.audit import audit_verify
+from catalog.core.audit import audit_verify
 
 
 class Command(BaseCommand):

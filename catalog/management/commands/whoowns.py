@@ -6,8 +6,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from catalog.lookup import owner_lookup
-from catalog.owners_api import lookup_body
+from catalog.api.owners import lookup_body
+from catalog.selectors.owners import owner_lookup
 
 
 class Command(BaseCommand):

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from django.db import DEFAULT_DB_ALIAS
 from django.http import HttpRequest
 from django.utils import timezone
 from ninja.errors import HttpError
 from ninja.security import HttpBearer
 
-from .models import ApiToken
-from .precompiled import PrecompiledQuery
+from catalog.models import ApiToken
 
 # last_used_at is for people ("is this token still used?"); minute resolution is plenty, and writing the
 # same row on every call would serialise a busy runtime's requests on that row's lock.
@@ -37,13 +35,6 @@ class ScopedBearer(HttpBearer):
         return api_token
 
 
-_TOKEN_FIELDS = [field.attname for field in ApiToken._meta.concrete_fields]
-_TOKEN_BY_HASH = PrecompiledQuery(
-    lambda token_hash: ApiToken.objects.filter(token_hash=token_hash).values_list(*_TOKEN_FIELDS), "token_hash"
-)
-
-
 def token_by_hash(token_hash: str) -> ApiToken | None:
-    """The token with this hash: every API call's first query, so compiled once (see catalog.precompiled)."""
-    rows = _TOKEN_BY_HASH.rows(token_hash)
-    return ApiToken.from_db(DEFAULT_DB_ALIAS, _TOKEN_FIELDS, rows[0]) if rows else None
+    """The token with this hash (a unique index): every API call's first query."""
+    return ApiToken.objects.filter(token_hash=token_hash).first()

@@ -12,14 +12,14 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from ..access import page
-from ..domain.rules import RULES
-from ..domain.vocabulary import ReviewState
-from ..forms import FindingFilterForm, ReviewForm, WaiverForm
-from ..models import CatalogRevision, Tool, Waiver
-from ..permissions import is_safety_officer
-from ..selectors import finding_counts_per_rule, findings_list, revision_detail, revisions_list
-from ..services.governance import GovernanceRefused, revision_review, waiver_grant, waiver_revoke
+from catalog.core.access import page
+from catalog.core.permissions import is_safety_officer
+from catalog.domain.rules import RULES
+from catalog.domain.vocabulary import ReviewState
+from catalog.models import CatalogRevision, Tool, Waiver
+from catalog.selectors.governance import finding_counts_per_rule, findings_list, revision_detail, revisions_list
+from catalog.services.governance import GovernanceRefused, revision_review, waiver_grant, waiver_revoke
+from catalog.web.forms import FindingFilterForm, ReviewForm, WaiverForm
 
 PAGE_SIZE = 50
 

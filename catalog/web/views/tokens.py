@@ -16,10 +16,10 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
-from ..access import page
-from ..models import ApiToken
-from ..selectors import api_tokens_list
-from ..services.tokens import IssuedToken, TokenRefused, api_token_create, api_token_revoke, token_max_days
+from catalog.core.access import page
+from catalog.core.tokens import IssuedToken, TokenRefused, api_token_create, api_token_revoke, token_max_days
+from catalog.models import ApiToken
+from catalog.selectors.tokens import api_tokens_list
 
 PAGE_SIZE = 50
 DEFAULT_DAYS = 90
@@ -104,7 +104,5 @@ def token_revoke_view(request: HttpRequest, token_id: int) -> HttpResponse:
             return HttpResponseForbidden(exc.message)
         messages.error(request, exc.message)
     else:
-        messages.success(
-            request, _("Token “%(name)s” revoked: its next API call gets a 401.") % {"name": token.name}
-        )
+        messages.success(request, _("Token “%(name)s” revoked: its next API call gets a 401.") % {"name": token.name})
     return redirect("api-tokens")

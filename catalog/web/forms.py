@@ -8,11 +8,11 @@ from django import forms
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from .domain.rules import RULES
-from .domain.vocabulary import Availability, Plane, PolicyClass, RetryClass, System
-from .models import RevisionReview, Severity, Waiver
-from .selectors import UNOWNED
-from .widgets import QuickSelect
+from catalog.domain.ownership import UNOWNED
+from catalog.domain.rules import RULES
+from catalog.domain.vocabulary import Availability, Plane, PolicyClass, RetryClass, System
+from catalog.models import RevisionReview, Severity, Waiver
+from catalog.web.widgets import QuickSelect
 
 if TYPE_CHECKING:
     from django_stubs_ext import StrOrPromise

@@ -11,8 +11,8 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponseForbidden
 from django.http.response import HttpResponseBase
 
-from . import roles
-from .permissions import has_role
+from catalog.core import roles
+from catalog.core.permissions import has_role
 
 SIGNED_IN = "signed-in"
 # Superusers hold no role implicitly (sign-off is a person's role), but an entry may admit them by listing

@@ -11,15 +11,15 @@ from django.utils import timezone
 from django.utils.timesince import timesince
 from django.utils.translation import gettext as _
 
-from ..auth import LAST_USED_RESOLUTION
-from ..permissions import may_manage_api_tokens as _may_manage_api_tokens
+from catalog.core.auth import LAST_USED_RESOLUTION
+from catalog.core.permissions import may_manage_api_tokens as _may_manage_api_tokens
 
 register = template.Library()
 
 
 @register.filter
 def may_manage_api_tokens(user: Any) -> bool:
-    # The group read is cached on the user for the request (catalog.permissions.has_role): no extra query.
+    # The group read is cached on the user for the request (catalog.core.permissions.has_role): no extra query.
     return _may_manage_api_tokens(user)
 
 

@@ -14,9 +14,9 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from ..models import ApiToken
-from ..permissions import may_manage_api_tokens
-from .audit import Actor, audit_record
+from catalog.core.audit import Actor, audit_record
+from catalog.core.permissions import may_manage_api_tokens
+from catalog.models import ApiToken
 
 DEFAULT_MAX_DAYS = 365
 PREFIX_LENGTH = 10  # "cnd_" and six random characters: enough to recognise a token in a list or a log

@@ -9,11 +9,8 @@ from uuid import UUID
 from django.contrib.auth.models import User
 from django.db import models, transaction
 
-from ..models import AuditChainHead, AuditEvent
-from ..models.audit import GENESIS_HASH
-from ..precompiled import PrecompiledInsert
-
-_INSERT_EVENT = PrecompiledInsert(AuditEvent)
+from catalog.models import AuditChainHead, AuditEvent
+from catalog.models.audit import GENESIS_HASH
 
 
 @dataclass(frozen=True)
@@ -48,7 +45,7 @@ def audit_record(
         before=before,
         after=after,
     )
-    _INSERT_EVENT.insert(event)  # = event.save(force_insert=True), compiled once: every API write appends one
+    event.save(force_insert=True)  # through AuditEvent.save(), the append-only guard
     transaction.on_commit(_seal_soon)
     return event
 

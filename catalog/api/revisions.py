@@ -7,15 +7,12 @@ from datetime import datetime
 from django.conf import settings
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
-from ninja import Query, Router, Schema, Status
+from ninja import Router, Schema, Status
 
-from .auth import ScopedBearer
-from .domain.manifest import ManifestError
-from .domain.rules import RULES
-from .domain.vocabulary import System
-from .models import CatalogRevision, Severity, ToolChange
-from .selectors import findings_list
-from .services.imports import catalog_import
+from catalog.core.auth import ScopedBearer
+from catalog.domain.manifest import ManifestError
+from catalog.models import CatalogRevision, ToolChange
+from catalog.services.imports import catalog_import
 
 router = Router(tags=["catalog"], auth=ScopedBearer("catalog"))
 
@@ -122,70 +119,3 @@ def get_revision(request: HttpRequest, system: str, number: int) -> dict[str, ob
         "config_changes": revision.config_changes,
         "changes": list(changes),
     }
-
-
-class FindingOut(Schema):
-    system: str
-    tool: str | None
-    owner: str | None
-    rule: str
-    severity: str
-    message: str
-    details: dict[str, object]
-    revision: int
-    waived: bool
-    waived_until: datetime | None
-    waived_by: str | None
-
-
-# The largest page of findings one call returns: ?limit=100000 gets this many (and says so), not a 422.
-FINDINGS_MAX_LIMIT = 500
-
-
-class FindingPage(Schema):
-    count: int
-    limit: int
-    offset: int
-    items: list[FindingOut]
-
-
-@router.get("/findings", response={200: FindingPage, 422: ErrorOut}, summary="Findings, filterable")
-def list_findings(
-    request: HttpRequest,
-    rule: str | None = None,
-    severity: str | None = None,
-    system: str | None = None,
-    owner: str | None = Query(None, description='team id, or "-" for unowned tools'),
-    waived: bool | None = None,
-    limit: int = Query(100, ge=1, description=f"page size; above {FINDINGS_MAX_LIMIT} is clamped to it"),
-    # Bounded: an offset past a 64-bit integer made the database fail (a 500) instead of answering [].
-    offset: int = Query(0, ge=0, le=1_000_000),
-) -> Status[dict[str, object]]:
-    problems = []
-    if rule and rule not in RULES:
-        problems.append(f"rule: unknown rule {rule!r}; known rules are {', '.join(sorted(RULES))}")
-    if severity and severity not in Severity.values:
-        problems.append(f"severity: expected one of {', '.join(Severity.values)}")
-    if system and system not in {s.value for s in System}:
-        problems.append(f"system: expected one of {', '.join(s.value for s in System)}")
-    if problems:
-        return Status(422, {"detail": "invalid filter", "errors": problems})
-    limit = min(limit, FINDINGS_MAX_LIMIT)  # the answer's `limit` says what was applied
-    qs = findings_list(rule=rule, severity=severity, system=system, owner=owner, waived=waived)
-    items = [
-        {
-            "system": f.system,
-            "tool": f.tool.declared_id if f.tool else None,
-            "owner": f.tool.owner.slug if f.tool and f.tool.owner else None,
-            "rule": f.rule,
-            "severity": f.severity,
-            "message": f.message,
-            "details": f.details,
-            "revision": f.revision.number,
-            "waived": f.waived_until is not None,
-            "waived_until": f.waived_until,
-            "waived_by": f.waived_by,
-        }
-        for f in qs[offset : offset + limit]
-    ]
-    return Status(200, {"count": qs.count(), "limit": limit, "offset": offset, "items": items})

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, field_validator
 
-from .domain.checker import unstorable_texts
+from catalog.domain.checker import unstorable_texts
 
 
 def unstorable_text(value: Any) -> str | None:

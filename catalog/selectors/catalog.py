@@ -1,36 +1,27 @@
-"""Reads for the catalog browser, the tool page, teams and the dashboard: fixed query counts.
+"""Reads for the catalog browser: filters, sort keys, rows and facets, in fixed query counts.
 
 Every function here runs a number of queries that does not depend on the catalog's size.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
-from django.utils.translation import gettext_lazy as _
 
-from .domain.budget import ManifestLine, manifest_line_of
-from .domain.keys import canonical_key
-from .domain.metadata import metadata_v2
-from .domain.profiles import is_plan_eligible
-from .domain.vocabulary import ReviewState
-from .models import (
-    Agent,
+from catalog.core.cache import PerCatalogVersion, Version
+from catalog.domain.keys import canonical_key
+from catalog.domain.ownership import UNOWNED
+from catalog.domain.vocabulary import ReviewState
+from catalog.models import (
     CatalogProfile,
-    CatalogRevision,
     Finding,
-    OwnershipRule,
     Team,
     Tool,
-    ToolChange,
 )
-from .rag.vectors import embedding_status
-from .selectors import UNOWNED, PerCatalogVersion, Version
-from .services.findings import descriptor_of
 
 # Sort keys the catalog accepts (the URL names them; a leading "-" sorts descending).
 SORTS: dict[str, tuple[str, ...]] = {
@@ -201,123 +192,6 @@ def _facets_of(version: Version) -> dict[str, list[str]]:
 
 
 _FACETS = PerCatalogVersion(_facets_of)
-
-
-# --- the tool page -----------------------------------------------------------------------------------
-
-
-@dataclass
-class ToolPage:
-    tool: Tool
-    manifest_line: ManifestLine
-    eligibility: list[tuple[CatalogProfile, bool]]
-    agents: list[Agent]
-    changes: list[ToolChange]
-    spellings: list[tuple[Any, str]] = field(default_factory=list)
-    metadata: dict[str, Any] = field(default_factory=dict)  # CondorToolMetadataV2, the derived projection
-
-
-def tool_page(system: str, declared_id: str) -> ToolPage:
-    """Everything the tool page shows, in a fixed number of queries. Raises Tool.DoesNotExist."""
-    tool = Tool.objects.select_related(
-        "owner", "owner_rule", "safety_revision", "first_revision", "last_changed_revision", "retired_in"
-    ).get(system=system, declared_id=declared_id)
-    profiles = list(CatalogProfile.objects.order_by("slug"))
-    eligibility = [
-        (
-            p,
-            is_plan_eligible(
-                plane=tool.plane,
-                availability=tool.availability,
-                declared_id=tool.declared_id if p.system == tool.system else "",
-                profile_availabilities=p.availabilities,
-                profile_includes=p.includes,
-            ),
-        )
-        for p in profiles
-    ]
-    agents = [a for a in Agent.objects.filter(system=tool.system) if tool.category and tool.category in a.categories]
-    changes = list(tool.changes.select_related("revision").order_by("-revision__number"))
-    line = manifest_line_of(tool)
-    spellings = [
-        (_("declared id"), tool.declared_id),
-        (_("canonical key"), tool.canonical_key),
-        (_("LLM name"), tool.llm_name),
-        *[(_("alias"), alias) for alias in tool.aliases or []],
-    ]
-    metadata = metadata_v2(descriptor_of(tool), owner_team=tool.owner.slug if tool.owner else None)
-    return ToolPage(tool, line, eligibility, agents, changes, spellings, metadata)
-
-
-# --- teams ---------------------------------------------------------------------------------------
-
-
-def teams_overview() -> list[dict[str, Any]]:
-    """Every team with its live tool count, findings counts and ownership rules: three queries."""
-    tools = dict(
-        Tool.objects.live()
-        .filter(owner__isnull=False)
-        .values("owner")
-        .annotate(n=Count("pk"))
-        .values_list("owner", "n")
-    )
-    findings = {
-        row["tool__owner"]: row
-        for row in Finding.objects.filter(tool__owner__isnull=False, tool__retired_in__isnull=True)
-        .values("tool__owner")
-        .annotate(errors=Count("pk", filter=Q(severity="error")), warnings=Count("pk", filter=Q(severity="warning")))
-    }
-    rules: dict[int, list[OwnershipRule]] = {}
-    for rule in OwnershipRule.objects.order_by("system", "plane", "module"):
-        rules.setdefault(rule.team_id, []).append(rule)
-    out = []
-    for team in Team.objects.order_by("slug"):
-        f = findings.get(team.pk, {})
-        out.append(
-            {
-                "team": team,
-                "tools": tools.get(team.pk, 0),
-                "errors": f.get("errors", 0),
-                "warnings": f.get("warnings", 0),
-                "rules": rules.get(team.pk, []),
-            }
-        )
-    return out
-
-
-# --- the dashboard -------------------------------------------------------------------------------
-
-
-def dashboard() -> dict[str, Any]:
-    """Counts for the dashboard: a fixed handful of grouped queries."""
-    live = Tool.objects.live()
-
-    def grouped(column: str) -> list[tuple[str, str, int]]:
-        rows = live.values("system", column).annotate(n=Count("pk")).order_by("system", column)
-        return [(r["system"], r[column] or "—", r["n"]) for r in rows]
-
-    profiles = list(CatalogProfile.objects.order_by("slug"))
-    counts = live.aggregate(**{f"p{i}": Count("pk", filter=plan_eligible_q_for(p)) for i, p in enumerate(profiles)})
-    eligible = [(p, counts[f"p{i}"]) for i, p in enumerate(profiles)]
-    findings = list(
-        Finding.objects.filter(Q(tool__isnull=True) | Q(tool__retired_in__isnull=True))
-        .values("severity", "rule")
-        .annotate(n=Count("pk"))
-        .order_by("severity", "-n", "rule")
-    )
-    pending = list(
-        CatalogRevision.objects.exclude(review_state=ReviewState.APPROVED.value).order_by("-created_at")[:10]
-    )
-    return {
-        "by_plane": grouped("plane"),
-        "by_availability": grouped("availability"),
-        "by_policy": grouped("effective_policy_class"),
-        "eligible": eligible,
-        "findings": findings,
-        "findings_by_severity": {s: sum(r["n"] for r in findings if r["severity"] == s) for s in ("error", "warning")},
-        "pending_revisions": pending,
-        "embeddings": embedding_status(),
-    }
 
 
 def plan_eligible_q_for(profile: CatalogProfile) -> Q:

@@ -27,7 +27,7 @@ from django.db import transaction
 from django.http import HttpRequest
 from django.utils.translation import ngettext
 
-from .services.audit import Actor, audit_record
+from catalog.core.audit import Actor, audit_record
 
 logger = logging.getLogger("condor.security")
 

@@ -6,9 +6,9 @@ from django.http import HttpRequest
 from ninja import Query, Router
 from pydantic import BaseModel
 
-from .auth import ScopedBearer
-from .lookup import Lookup, owner_lookup
-from .models import Tool
+from catalog.core.auth import ScopedBearer
+from catalog.models import Tool
+from catalog.selectors.owners import Lookup, owner_lookup
 
 router = Router(tags=["owners"], auth=ScopedBearer("catalog"))
 

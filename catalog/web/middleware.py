@@ -19,7 +19,7 @@ class UserLanguageMiddleware:
         if user is not None and user.is_authenticated:
             language = request.session.get(SESSION_KEY)
             if language is None:
-                from .models import UserPreference
+                from catalog.models import UserPreference
 
                 pref = UserPreference.objects.filter(user=user).values_list("language", flat=True).first()
                 language = pref or ""

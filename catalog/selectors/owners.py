@@ -11,10 +11,9 @@ from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz, process
 
-from .domain.keys import canonical_key
-from .models import Tool
-from .precompiled import PrecompiledQuery
-from .selectors import PerCatalogVersion, Version
+from catalog.core.cache import PerCatalogVersion, Version
+from catalog.domain.keys import canonical_key
+from catalog.models import Tool
 
 MIN_SCORE = 60.0
 
@@ -84,20 +83,6 @@ def owner_lookup(query: str, *, limit: int = 5) -> Lookup:
     return result
 
 
-# The matched tools with owner and rule, by primary key: compiled once for up to _BATCH keys (compiling the
-# ORM's IN query took nine tenths of a lookup's CPU); a longer list of candidates takes more than one query.
-_BATCH = 8
-_TOOLS_BY_PK = PrecompiledQuery(
-    lambda *pks: Tool.objects.select_related("owner", "owner_rule").filter(pk__in=pks),
-    *(f"pk{i}:int" for i in range(_BATCH)),
-)
-
-
 def _tools_by_pk(pks: set[int]) -> dict[int, Tool]:
-    wanted = sorted(pks)
-    found: dict[int, Tool] = {}
-    for start in range(0, len(wanted), _BATCH):
-        batch = wanted[start : start + _BATCH]
-        batch += batch[-1:] * (_BATCH - len(batch))  # repeat the last key to fill the placeholders
-        found.update((tool.pk, tool) for tool in _TOOLS_BY_PK.objects(*batch))
-    return found
+    """The matched tools with owner and rule, by primary key: one query."""
+    return Tool.objects.select_related("owner", "owner_rule").in_bulk(pks)

@@ -27,24 +27,18 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
-from ..access import page
-from ..browse import (
-    SORTS,
-    CatalogFilters,
-    catalog_facets,
-    catalog_rows,
-    catalog_tools,
-    dashboard,
-    teams_overview,
-    tool_page,
-)
-from ..domain.rules import RULES
-from ..forms import CatalogFilterForm, LanguageForm, OwnerLookupForm, WaiverForm, catalog_filters
-from ..lookup import owner_lookup
-from ..middleware import SESSION_KEY
-from ..models import Team, Tool, UserPreference
-from ..permissions import is_safety_officer
-from ..selectors import catalog_summary, findings_list
+from catalog.core.access import page
+from catalog.core.permissions import is_safety_officer
+from catalog.domain.rules import RULES
+from catalog.models import Team, Tool, UserPreference
+from catalog.selectors.catalog import SORTS, CatalogFilters, catalog_facets, catalog_rows, catalog_tools
+from catalog.selectors.dashboard import catalog_summary, dashboard
+from catalog.selectors.governance import findings_list
+from catalog.selectors.owners import owner_lookup
+from catalog.selectors.teams import teams_overview
+from catalog.selectors.tool import tool_page
+from catalog.web.forms import CatalogFilterForm, LanguageForm, OwnerLookupForm, WaiverForm, catalog_filters
+from catalog.web.middleware import SESSION_KEY
 
 PAGE_SIZE = 50
 EXPORT_COLUMNS = (

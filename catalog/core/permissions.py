@@ -1,4 +1,4 @@
-"""Role checks. Roles are Django groups (created by migration); see catalog/roles.py."""
+"""Role checks. Roles are Django groups (created by migration); see catalog/core/roles.py."""
 
 from __future__ import annotations
 
@@ -6,11 +6,7 @@ from typing import Any
 
 from django.contrib.auth.models import Group
 
-from . import roles
-from .precompiled import PrecompiledQuery
-
-# Read on nearly every console request: compiled once (see catalog.precompiled).
-_GROUP_NAMES = PrecompiledQuery(lambda user_id: Group.objects.filter(user=user_id).values_list("name"), "user_id:int")
+from catalog.core import roles
 
 
 def has_role(user: Any, role: str) -> bool:
@@ -19,7 +15,7 @@ def has_role(user: Any, role: str) -> bool:
         return False
     cache = getattr(user, "_condor_groups", None)
     if cache is None:
-        cache = {name for (name,) in _GROUP_NAMES.rows(user.pk)}
+        cache = set(Group.objects.filter(user=user.pk).values_list("name", flat=True))
         user._condor_groups = cache
     return role in cache
 

@@ -1,0 +1,1 @@
+"""The catalog's API endpoints (revisions, findings, owners), mounted by condor_admin.api."""

@@ -1,0 +1,1 @@
+"""Reads, query-count bounded whatever the catalog size."""

@@ -1,0 +1,1 @@
+"""Pages: views, forms, widgets, template tags, the language middleware."""
