@@ -19,7 +19,7 @@ from catalog.models import CatalogProfile, Tool
 
 
 @dataclass(frozen=True)
-class ToolSnapshot:
+class GateTool:
     """What the gate and a request need of a tool (the row also holds RAG text and fragments)."""
 
     pk: int
@@ -39,35 +39,35 @@ class ToolSnapshot:
 
 
 @dataclass(frozen=True)
-class ProfileSnapshot:
+class GateProfile:
     slug: str
     availabilities: tuple[str, ...]
     includes: frozenset[str]
 
 
-SNAPSHOT_FIELDS = tuple(f for f in ToolSnapshot.__dataclass_fields__ if f != "pk")
+GATE_TOOL_FIELDS = tuple(f for f in GateTool.__dataclass_fields__ if f != "pk")
 
 
 @dataclass
 class CatalogIndex:
     version: tuple[Any, ...]
-    by_declared_id: dict[str, list[ToolSnapshot]] = field(default_factory=lambda: defaultdict(list))
-    by_llm_name: dict[str, list[ToolSnapshot]] = field(default_factory=lambda: defaultdict(list))
-    by_key: dict[str, list[ToolSnapshot]] = field(default_factory=lambda: defaultdict(list))
-    profiles: dict[str, ProfileSnapshot] = field(default_factory=dict)
+    by_declared_id: dict[str, list[GateTool]] = field(default_factory=lambda: defaultdict(list))
+    by_llm_name: dict[str, list[GateTool]] = field(default_factory=lambda: defaultdict(list))
+    by_key: dict[str, list[GateTool]] = field(default_factory=lambda: defaultdict(list))
+    profiles: dict[str, GateProfile] = field(default_factory=dict)
 
 
 def _build(version: tuple[Any, ...]) -> CatalogIndex:
     index = CatalogIndex(version)
-    for row in Tool.objects.live().order_by("pk").values("pk", "aliases", *SNAPSHOT_FIELDS):
+    for row in Tool.objects.live().order_by("pk").values("pk", "aliases", *GATE_TOOL_FIELDS):
         aliases = row.pop("aliases") or []
-        tool = ToolSnapshot(**row)
+        tool = GateTool(**row)
         index.by_declared_id[tool.declared_id].append(tool)
         index.by_llm_name[tool.llm_name].append(tool)
         for key in {tool.canonical_key, *(canonical_key(a) for a in aliases)}:
             index.by_key[key].append(tool)
     for slug, availabilities, includes in CatalogProfile.objects.values_list("slug", "availabilities", "includes"):
-        index.profiles[slug] = ProfileSnapshot(slug, tuple(availabilities or ()), frozenset(includes or ()))
+        index.profiles[slug] = GateProfile(slug, tuple(availabilities or ()), frozenset(includes or ()))
     return index
 
 

@@ -79,24 +79,11 @@ def suspend_policy(
     is refused before anything about it is trusted; a read runs; a mutation suspends unless its tier is
     `low` and the person who typed the request is in the chat (their typing is the approval).
     """
-    if dispatch_mode not in DispatchMode.__members__.values():
-        modes = ", ".join(m.value for m in DispatchMode)
-        return PolicyOutcome(
-            Decision.REFUSE, "unknown-dispatch-mode", f"dispatchMode {dispatch_mode!r} is not one of {modes}"
-        )
-    if not known:
-        return PolicyOutcome(
-            Decision.REFUSE,
-            "unknown-tool",
-            f"{tool} is not a live tool of the catalog under any spelling; the planner must not call it",
-        )
-    if not plan_eligible:
-        return PolicyOutcome(
-            Decision.REFUSE,
-            "not-plan-eligible",
-            f"{tool} is not plan-eligible under profile {profile} (only business-plane tools whose availability "
-            "the profile activates, or that it includes by id, are)",
-        )
+    refusal = _refusal(
+        known=known, plan_eligible=plan_eligible, dispatch_mode=dispatch_mode, tool=tool, profile=profile
+    )
+    if refusal is not None:
+        return refusal
     # Both the class and the predicate are consulted: a row that reads as `read` but mutates is a mutation.
     mutates = is_mutating or effective_policy_class != READ
     if not mutates:
@@ -124,6 +111,29 @@ def suspend_policy(
         flagged=True,
         tier_key=UNGATED,
     )
+
+
+def _refusal(*, known: bool, plan_eligible: bool, dispatch_mode: str, tool: str, profile: str) -> PolicyOutcome | None:
+    """The calls refused before anything about the tool is trusted: unknown mode, unknown tool, not plan-eligible."""
+    if dispatch_mode not in DispatchMode.__members__.values():
+        modes = ", ".join(m.value for m in DispatchMode)
+        return PolicyOutcome(
+            Decision.REFUSE, "unknown-dispatch-mode", f"dispatchMode {dispatch_mode!r} is not one of {modes}"
+        )
+    if not known:
+        return PolicyOutcome(
+            Decision.REFUSE,
+            "unknown-tool",
+            f"{tool} is not a live tool of the catalog under any spelling; the planner must not call it",
+        )
+    if not plan_eligible:
+        return PolicyOutcome(
+            Decision.REFUSE,
+            "not-plan-eligible",
+            f"{tool} is not plan-eligible under profile {profile} (only business-plane tools whose availability "
+            "the profile activates, or that it includes by id, are)",
+        )
+    return None
 
 
 # --- canonical arguments ---------------------------------------------------------------------------

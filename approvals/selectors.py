@@ -9,7 +9,7 @@ from typing import Any
 
 from django.db.models import Count, F, Q, QuerySet
 
-from approvals.catalog_index import CatalogIndex, ToolSnapshot, catalog_index
+from approvals.catalog_index import CatalogIndex, GateTool, catalog_index
 from approvals.domain import State
 from approvals.models import TIER_KEYS, ApprovalRequest
 from catalog.core.permissions import has_role
@@ -20,16 +20,16 @@ from catalog.domain.keys import canonical_key
 
 
 @dataclass(frozen=True)
-class ToolResolution:
-    tool: ToolSnapshot | None
-    candidates: list[ToolSnapshot] = field(default_factory=list)  # more than one: ambiguous
+class ToolMatch:
+    tool: GateTool | None
+    candidates: list[GateTool] = field(default_factory=list)  # more than one: ambiguous
 
     @property
     def ambiguous(self) -> bool:
         return self.tool is None and len(self.candidates) > 1
 
 
-def tool_resolve(name: str, *, system: str | None = None, index: CatalogIndex | None = None) -> ToolResolution:
+def tool_lookup(name: str, *, system: str | None = None, index: CatalogIndex | None = None) -> ToolMatch:
     """The live tool the runtime means, by any spelling (declared id, LLM name, canonical key, alias).
 
     An exact declared id wins, then an exact LLM name (what the model was shown), then a canonical-key
@@ -46,10 +46,10 @@ def tool_resolve(name: str, *, system: str | None = None, index: CatalogIndex | 
         if system:
             found = [t for t in found if t.system == system]
         if len(found) == 1:
-            return ToolResolution(found[0], found)
+            return ToolMatch(found[0], found)
         if len(found) > 1:
-            return ToolResolution(None, found)
-    return ToolResolution(None, [])
+            return ToolMatch(None, found)
+    return ToolMatch(None, [])
 
 
 # --- requests --------------------------------------------------------------------------------------

@@ -41,8 +41,8 @@ def ms(seconds: list[float]) -> str:
 
 
 def build_files(n: int) -> list[tuple[str, bytes]]:
-    from catalog.cards.domain import plural_spec
-    from catalog.cards.pofiles import SourceEntry, TranslationEntry, write_locale, write_template
+    from catalog.cards.domain.locales import plural_spec
+    from catalog.cards.domain.pofiles import SourceEntry, TranslationEntry, write_locale, write_template
 
     modules = ("base", "status", "extras", "hitl")
     sources = []
@@ -90,9 +90,9 @@ def main() -> None:
     from django.core.management import call_command
     from django.test import Client
 
-    from catalog.cards.exports import export_catalogs, export_locale
-    from catalog.cards.imports import cards_import
-    from catalog.cards.services import locale_add, translation_save
+    from catalog.cards.selectors.exports import export_catalogs, export_locale
+    from catalog.cards.services.imports import cards_import
+    from catalog.cards.services.translations import locale_add, translation_save
     from catalog.core.audit import Actor
     from catalog.models import ApiToken, CardTranslation
 
@@ -135,7 +135,7 @@ def main() -> None:
     results["bundle_cold_ms"] = round(statistics.median(cold) * 1000, 1)
     results["bundle_bytes"] = sizes
 
-    from catalog.cards.pofiles import _static
+    from catalog.cards.domain.pofiles import _static
 
     exports = []
     for _ in range(3):

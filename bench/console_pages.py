@@ -89,8 +89,9 @@ def main() -> None:
     lookups.sort()
     print(f"{'owner_lookup() near miss, in-proc':<34} {statistics.median(lookups) * 1000:10.2f}")
     ours = statistics.median(results["catalog page (ours, 50 rows)"])
+    # The bar is the 50-row line: the same rows at the same page size, at or under 1.00x.
     for stock in ("admin changelist (100 rows)", "admin changelist (50 rows)"):
-        print(f"ratio ours / {stock}: {ours / statistics.median(results[stock]):.2f}")
+        print(f"catalog page / {stock}: {ours / statistics.median(results[stock]):.2f}x")
 
 
 if __name__ == "__main__":

@@ -118,8 +118,8 @@ import io, json
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management import call_command
-from catalog.browse import catalog_facets
-from catalog.cards.exports import bundle
+from catalog.selectors.catalog import catalog_facets
+from catalog.cards.selectors.exports import bundle
 from catalog.models import CardLocale, Tool
 
 def token(name, scopes):
@@ -148,7 +148,7 @@ print("SETUP=" + json.dumps({{
 
 WAIT_EMBEDDED = """
 import time
-from catalog.rag.vectors import embedding_status
+from catalog.rag.selectors.vectors import embedding_status
 deadline = time.monotonic() + {timeout}
 while True:
     s = embedding_status()

@@ -38,10 +38,11 @@ def main() -> None:
     from django.conf import settings
 
     from catalog.models import Tool
+    from catalog.rag.domain.siblings import near_duplicate_pairs
     from catalog.rag.embedders import get_embedder
-    from catalog.rag.resolve import rag_resolve
-    from catalog.rag.siblings import near_duplicate_pairs
-    from catalog.rag.vectors import batches, current_vectors, embeddings_refresh, tools_needing_vectors
+    from catalog.rag.selectors.resolution import snapshot_resolve
+    from catalog.rag.selectors.vectors import current_vectors, tools_needing_vectors
+    from catalog.rag.services.vectors import batches, embeddings_refresh
     from catalog.services.imports import catalog_import
     from condor_admin.celery import app
 
@@ -76,12 +77,12 @@ def main() -> None:
         f"in {sib_s:.2f} s, peak {peak / 1e6:.1f} MB traced (a dense float64 matrix: {dense / 1e6:.0f} MB)"
     )
 
-    rag_resolve(prompt="warm", profile="clinical-production")
+    snapshot_resolve(prompt="warm", profile="clinical-production")
     times = []
     for _ in range(5):
         for prompt in PROMPTS:
             start = time.perf_counter()
-            rag_resolve(prompt=prompt, profile="clinical-production")
+            snapshot_resolve(prompt=prompt, profile="clinical-production")
             times.append((time.perf_counter() - start) * 1000)
     times.sort()
     print(

@@ -5,7 +5,7 @@ For every backend that imports here (others are skipped with the reason):
     cosine over the 199 tool descriptions;
   - the demo cases (catalog/demo/retrieval_cases.json): cosine over the plan-eligible business tools of the
     case's system and profile, each embedded by `embedding_text` as the import does; no forced floors;
-  - recall@1/5/10 and MRR (catalog.rag.evaluation), per language for the demo cases;
+  - recall@1/5/10 and MRR (catalog.rag.domain.evaluation), per language for the demo cases;
   - install size (the backend's packages and model; torch apart), cold load time (a fresh interpreter:
     import, build, first vector), throughput (median of 3 runs over the 350 TUCAN tool texts);
   - each demo tool's highest cosine to another tool of its own system (p50/p90/p99/max, top 10 pairs), to
@@ -44,8 +44,8 @@ sys.path.insert(0, str(ROOT))
 
 from catalog.domain.manifest import Manifest, load_manifest  # noqa: E402
 from catalog.domain.profiles import is_plan_eligible  # noqa: E402
-from catalog.rag.evaluation import RankedCase, RetrievalScores, evaluate  # noqa: E402
-from catalog.rag.text import embedding_text  # noqa: E402
+from catalog.rag.domain.evaluation import RankedCase, RetrievalScores, evaluate  # noqa: E402
+from catalog.rag.domain.text import embedding_text  # noqa: E402
 
 METATOOL = ROOT.parent / "shared" / "benchmarks" / "tool-retrieval"
 if not METATOOL.exists():

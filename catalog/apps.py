@@ -8,4 +8,7 @@ class CatalogConfig(AppConfig):
     verbose_name = "Catalog"
 
     def ready(self) -> None:
-        from catalog import checks  # noqa: F401  (registers the boot gate)
+        # checks: registers the boot gate. tasks: registers the Celery tasks in every process, the web's too:
+        # services start them by their registered name after commit (catalog.rag.services.vectors), with or
+        # without a broker.
+        from catalog import checks, tasks  # noqa: F401

@@ -13,6 +13,7 @@ from django.core.checks import CheckMessage, Error, Tags, Warning, register
 from django.db import DatabaseError
 
 from catalog.domain.profiles import non_production_active
+from catalog.models import CatalogProfile, Tool
 
 
 @register("condor")
@@ -20,8 +21,6 @@ def active_profile_gate(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
     profile_id = getattr(settings, "CONDOR_ACTIVE_PROFILE", "")
     if not profile_id:
         return []
-    from catalog.models import CatalogProfile, Tool
-
     try:
         profile = CatalogProfile.objects.filter(slug=profile_id).first()
         if profile is None:
@@ -72,28 +71,6 @@ def signin_throttle_is_shared(app_configs: Any = None, **kwargs: Any) -> list[Ch
                 "CONDOR_SIGNIN_MAX_FAILURES guesses, and a restart forgets every lockout",
                 hint="Set REDIS_URL (or CACHE_URL) so all processes share one count.",
                 id="condor.W010",
-            )
-        ]
-    return []
-
-
-@register("condor")
-def catalog_filters_are_independent(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    """The catalog page validates and renders its filters one field at a time, each kept per its own values
-    (catalog/views/console.py): right only while no filter's answer depends on another's."""
-    from catalog.web.forms import CatalogFilterForm
-
-    crossing = sorted(
-        name for name in vars(CatalogFilterForm) if name == "clean" or name.startswith(("clean_", "_post_clean"))
-    )
-    if crossing:
-        return [
-            Error(
-                f"CatalogFilterForm defines {', '.join(crossing)}: a rule across fields breaks the catalog page's "
-                "field-by-field validation and rendering",
-                hint="Validate the combination in catalog.views.console._filters_of, or drop the per-field caches.",
-                obj=CatalogFilterForm,
-                id="condor.E002",
             )
         ]
     return []

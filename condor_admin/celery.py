@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 import sys
 
+import django
 from celery import Celery
 from celery.signals import worker_init
+from django.core import checks
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "condor_admin.settings")
 
@@ -21,9 +23,6 @@ def run_boot_gate(**kwargs: object) -> None:
 
     Celery logs and swallows exceptions raised by signal handlers, so this exits the process instead.
     """
-    import django
-    from django.core import checks
-
     django.setup()
     errors = [m for m in checks.run_checks() if m.is_serious()]
     if errors:

@@ -97,6 +97,11 @@ WSGI_APPLICATION = "condor_admin.wsgi.application"
 DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL") or f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
+        # Each gunicorn thread keeps its connection for a minute. Measured (bench/connections.py, bench/README.md
+        # "Connections") under the Procfile's gunicorn at 40 req/s mixed with long-polls: a new connection per
+        # request (0) cost PostgreSQL 6x the CPU per request and quadrupled the median; Django's psycopg pool
+        # served the same latency and CPU as this, but held requests up to 5 s while PostgreSQL was away and
+        # answered again 2.5 s after it was back (this: 503 within 0.05 s, answered again within 0.1 s).
         conn_max_age=int(os.environ.get("CONN_MAX_AGE", "60")),
         # A persistent connection is checked before reuse: after a PostgreSQL restart, requests reconnect
         # instead of failing on a dead socket.

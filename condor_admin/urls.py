@@ -5,25 +5,25 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from catalog.core.signin import AdminSignInForm, SignInForm
-from catalog.web.views import console, governance, tokens
+from catalog.web.views import catalog, dashboard, governance, language, owners, teams, tokens, tool
 from condor_admin.api import api
 
 # The admin signs in through the same throttled form as the console (catalog/signin.py).
 admin.site.login_form = AdminSignInForm
 
 urlpatterns = [
-    path("", console.home, name="home"),
-    path("catalog/", console.catalog_page, name="catalog"),
-    path("catalog/export.<str:fmt>", console.catalog_export, name="catalog-export"),
-    path("owners/", console.owners_page, name="owners"),
-    path("teams/", console.teams_page, name="teams"),
-    path("teams/<slug:slug>/", console.team_page, name="team"),
-    path("language", console.language_view, name="language"),
+    path("", dashboard.home, name="home"),
+    path("catalog/", catalog.catalog_page, name="catalog"),
+    path("catalog/export.<str:fmt>", catalog.catalog_export, name="catalog-export"),
+    path("owners/", owners.owners_page, name="owners"),
+    path("teams/", teams.teams_page, name="teams"),
+    path("teams/<slug:slug>/", teams.team_page, name="team"),
+    path("language", language.language_view, name="language"),
     path("findings/", governance.findings_page, name="findings"),
     path("revisions/", governance.revisions_page, name="revisions"),
     path("revisions/<str:system>/<int:number>/", governance.revision_page, name="revision"),
     path("revisions/<str:system>/<int:number>/review", governance.revision_review_view, name="revision-review"),
-    path("tools/<str:system>/<path:declared_id>/", console.tool_view, name="tool"),
+    path("tools/<str:system>/<path:declared_id>/", tool.tool_view, name="tool"),
     path("tools/<str:system>/<path:declared_id>/waivers", governance.waiver_grant_view, name="waiver-grant"),
     path("waivers/<int:pk>/revoke", governance.waiver_revoke_view, name="waiver-revoke"),
     path("tokens/", tokens.tokens_page, name="api-tokens"),

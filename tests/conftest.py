@@ -4,6 +4,7 @@ import copy
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -168,6 +169,9 @@ def make_token(db: Any) -> Callable[..., str]:
 def on_postgres() -> bool:
     return connection.vendor == "postgresql"
 
+
+# The checkout: tests read its demo data, start its manage.py and write screenshots beside it.
+ROOT = Path(__file__).resolve().parent.parent
 
 requires_postgres = pytest.mark.skipif(
     "postgresql" not in settings.DATABASES["default"]["ENGINE"],

@@ -37,11 +37,13 @@ ROLES: dict[str, tuple[str, ...]] = {
 def access_registry() -> dict[str, tuple[str, Any]]:
     registry: dict[str, tuple[str, Any]] = {}
     for config in apps.get_app_configs():
-        try:
-            module = importlib.import_module(f"{config.name}.access")
-        except ModuleNotFoundError:
-            continue
-        registry.update(getattr(module, "PAGE_ACCESS", {}))
+        # Where each app keeps its page access rules: catalog's with its platform code (catalog.core).
+        for name in (f"{config.name}.access", f"{config.name}.core.access"):
+            try:
+                module = importlib.import_module(name)
+            except ModuleNotFoundError:
+                continue
+            registry.update(getattr(module, "PAGE_ACCESS", {}))
     return registry
 
 

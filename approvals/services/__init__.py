@@ -5,7 +5,7 @@ and on PostgreSQL alike) plus its audit event in the same transaction; notificat
 from __future__ import annotations
 
 from approvals.services.beat import approvals_escalate_overdue, approvals_expire_overdue, approvals_notify_new
-from approvals.services.common import OBJECT_TYPE, ApprovalRefused, tool_domain
+from approvals.services.common import OBJECT_TYPE, ApprovalRefused, policy_domain_of
 from approvals.services.decide import approval_decide
 from approvals.services.evaluate import Evaluation, approval_evaluate
 from approvals.services.runtime import approval_cancel, approval_consume
@@ -21,5 +21,5 @@ __all__ = [
     "approvals_escalate_overdue",
     "approvals_expire_overdue",
     "approvals_notify_new",
-    "tool_domain",
+    "policy_domain_of",
 ]

@@ -9,6 +9,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from approvals import notify
 from approvals.domain import (
     State,
 )
@@ -25,8 +26,6 @@ from catalog.core.audit import Actor, audit_record
 def approvals_notify_new(*, now: datetime | None = None, limit: int = 500) -> int:
     """Tell each domain's approvers about the requests suspended since the last run: one mail and one
     webhook post per domain. Each request is claimed once (notified_at), so two runs never both send it."""
-    from approvals import notify
-
     now = now or timezone.now()
     with transaction.atomic():
         due = ApprovalRequest.objects.filter(state=State.PENDING.value, notified_at__isnull=True).order_by("created_at")

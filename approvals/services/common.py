@@ -1,4 +1,4 @@
-"""What the approvals services share: the refusal, the request's snapshot for audit events, loading."""
+"""What the approvals services share: the refusal, the request's state for audit events, loading."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 from celery import current_app
 from django.utils import timezone
 
-from approvals.catalog_index import ToolSnapshot
+from approvals.catalog_index import GateTool
 from approvals.domain import (
     State,
     effective_state,
@@ -49,12 +49,12 @@ class ApprovalRefused(Exception):
         return self.status == 403
 
 
-def tool_domain(tool: ToolSnapshot | Tool) -> str:
+def policy_domain_of(tool: GateTool | Tool) -> str:
     """The approval domain: the declared policy domain; TUCAN tools declare none, so their category."""
     return tool.policy_domain or tool.category or tool.module
 
 
-def snapshot(req: ApprovalRequest) -> dict[str, Any]:
+def audit_state(req: ApprovalRequest) -> dict[str, Any]:
     return {
         "state": req.state,
         "tool": f"{req.tool_system}:{req.tool_declared_id}",
@@ -90,11 +90,10 @@ def args_from(canonical: str) -> dict[str, Any]:
 
 def enqueue(task_name: str, *args: Any) -> None:
     """Start a notification task after commit. A broker hiccup must never fail the runtime's call,
-    whose row is already committed: log it instead."""
-    from approvals import tasks
-
+    whose row is already committed: log it instead. The task is looked up by its registered name in Celery's
+    registry (approvals.apps registers approvals.tasks in every process): tasks call services, never the reverse."""
     try:
-        getattr(tasks, task_name).delay(*args)
+        current_app.tasks[f"approvals.tasks.{task_name}"].delay(*args)
     except Exception:  # any broker failure: the request itself stands
         log.exception("could not enqueue %s for approval request %s", task_name, args)
 

@@ -24,14 +24,13 @@ from approvals.services.common import (
     ApprovalRefused,
     applied,
     args_from,
+    audit_state,
     decided_message,
     load_request,
-    snapshot,
 )
 from catalog.core.audit import Actor, audit_record
 
 # --- decide (the approver's act) -------------------------------------------------------------------
-
 
 
 def approval_decide(
@@ -54,6 +53,28 @@ def approval_decide(
     """
     now = now or timezone.now()
     req = loaded if loaded is not None and str(loaded.pk) == str(request_id) else load_request(request_id)
+    reason = (reason or "").strip()
+    _refuse_unless_decidable(req, approver=approver, decision=decision, reason=reason, bulk=bulk, now=now)
+    fields: dict[str, Any] = {"decided_at": now, "decided_by": approver, "decision_reason": reason}
+    if decision == "approve":
+        final_args, edited = _approved_args(req, approved_args)
+        fields.update(
+            state=State.APPROVED.value,
+            approved_args=final_args,
+            approved_sha256=args_sha256(final_args),
+            args_edited=edited,
+            consumable_until=now + timedelta(seconds=settings.APPROVALS_CONSUME_WINDOW_SECONDS),
+        )
+    else:
+        fields.update(state=State.REJECTED.value)
+    _decide_once(req, approver=approver, fields=fields, now=now)
+    return applied(req, fields)  # the row is now exactly this: no read back
+
+
+def _refuse_unless_decidable(
+    req: ApprovalRequest, *, approver: Any, decision: str, reason: str, bulk: bool, now: datetime
+) -> None:
+    """Every reason this approver may not make this decision now, checked before anything is written."""
     if not may_decide(approver, req):
         raise ApprovalRefused(
             f"you may not decide requests of domain {req.policy_domain}: that needs the group "
@@ -69,7 +90,6 @@ def approval_decide(
         )
     if decision not in ("approve", "reject"):
         raise ApprovalRefused("decision must be approve or reject", code="invalid-decision", status=422)
-    reason = (reason or "").strip()
     if decision == "reject" and not reason:
         raise ApprovalRefused(
             "reason: say why you reject this call (the runtime shows it)", code="reason-required", status=422
@@ -84,42 +104,37 @@ def approval_decide(
         code, message = decided_message(req, now)
         raise ApprovalRefused(message, code=code, status=409, request=req)
 
-    fields: dict[str, Any] = {"decided_at": now, "decided_by": approver, "decision_reason": reason}
-    if decision == "approve":
-        final_args = req.proposed_args
-        edited = False
-        if approved_args is not None:
-            try:
-                edited_sha = args_sha256(approved_args)
-            except ArgsError as exc:
-                raise ApprovalRefused(str(exc), code="invalid-args", status=422) from exc
-            if edited_sha != req.proposed_sha256:
-                if not req.tool.input_schema:
-                    raise ApprovalRefused(
-                        f"{req.tool_declared_id} has no input schema, so its arguments cannot be edited here; "
-                        "approve them as proposed or reject with a reason",
-                        code="no-schema",
-                        status=422,
-                    )
-                problems = schema_errors(approved_args, req.tool.input_schema)
-                if problems:
-                    raise ApprovalRefused(
-                        f"the edited arguments do not match the input schema of {req.tool_declared_id}",
-                        code="invalid-args",
-                        status=422,
-                        errors=problems,
-                    )
-                final_args, edited = args_from(canonical_args(approved_args)), True
-        fields.update(
-            state=State.APPROVED.value,
-            approved_args=final_args,
-            approved_sha256=args_sha256(final_args),
-            args_edited=edited,
-            consumable_until=now + timedelta(seconds=settings.APPROVALS_CONSUME_WINDOW_SECONDS),
-        )
-    else:
-        fields.update(state=State.REJECTED.value)
 
+def _approved_args(req: ApprovalRequest, approved_args: dict[str, Any] | None) -> tuple[dict[str, Any], bool]:
+    """The arguments the runtime will run, and whether the approver edited them (only against an input schema)."""
+    if approved_args is None:
+        return req.proposed_args, False
+    try:
+        edited_sha = args_sha256(approved_args)
+    except ArgsError as exc:
+        raise ApprovalRefused(str(exc), code="invalid-args", status=422) from exc
+    if edited_sha == req.proposed_sha256:
+        return req.proposed_args, False
+    if not req.tool.input_schema:
+        raise ApprovalRefused(
+            f"{req.tool_declared_id} has no input schema, so its arguments cannot be edited here; "
+            "approve them as proposed or reject with a reason",
+            code="no-schema",
+            status=422,
+        )
+    problems = schema_errors(approved_args, req.tool.input_schema)
+    if problems:
+        raise ApprovalRefused(
+            f"the edited arguments do not match the input schema of {req.tool_declared_id}",
+            code="invalid-args",
+            status=422,
+            errors=problems,
+        )
+    return args_from(canonical_args(approved_args)), True
+
+
+def _decide_once(req: ApprovalRequest, *, approver: Any, fields: dict[str, Any], now: datetime) -> None:
+    """Write the decision with its audit event, or refuse because another decision (or the expiry) came first."""
     with transaction.atomic():
         # The decision itself: one conditional UPDATE that only a pending, unexpired request passes, so exactly
         # one of two concurrent decisions wins (the database serialises the two UPDATEs of the row).
@@ -134,11 +149,10 @@ def approval_decide(
                 action=f"approvals.request.{fields['state']}",
                 object_type=OBJECT_TYPE,
                 object_id=req.pk,
-                before=snapshot(req),
+                before=audit_state(req),
                 after=after,
             )
     if not won:
         current = load_request(req.pk)
         code, message = decided_message(current, now)
         raise ApprovalRefused(message, code=code, status=409, request=current)
-    return applied(req, fields)  # the row is now exactly this: no read back

@@ -11,26 +11,27 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from approvals.catalog_index import ToolSnapshot, catalog_index
+from approvals.catalog_index import GateTool, catalog_index
 from approvals.domain import (
     UNGATED,
     ArgsError,
     Decision,
+    PolicyOutcome,
     canonical_args,
     request_ttl,
     suspend_policy,
 )
 from approvals.models import ApprovalRequest
 from approvals.schema import schema_errors
-from approvals.selectors import tool_resolve
+from approvals.selectors import tool_lookup
 from approvals.services.common import (
     OBJECT_TYPE,
     ApprovalRefused,
     args_from,
+    audit_state,
     notify_soon,
+    policy_domain_of,
     request_by_key,
-    snapshot,
-    tool_domain,
 )
 from catalog.core.audit import Actor, audit_record
 from catalog.domain.keys import canonical_key
@@ -45,7 +46,7 @@ class Evaluation:
     decision: str
     reason: str
     message: str
-    tool: ToolSnapshot | Tool | None = None
+    tool: GateTool | Tool | None = None
     request: ApprovalRequest | None = None
     created: bool = False
     candidates: list[str] = field(default_factory=list)
@@ -68,6 +69,13 @@ def _replay(existing: ApprovalRequest, *, tool_name: str, sha: str, key: str) ->
             request=existing,
         )
     return Evaluation(Decision.SUSPEND.value, existing.policy_reason, "replayed", existing.tool, existing, False)
+
+
+def _replay_or(result: Evaluation, *, key: str, tool_name: str, sha: str) -> Evaluation:
+    """A call that inserts nothing still answers a retry of an earlier suspended call with its request."""
+    if ApprovalRequest.objects.filter(idempotency_key=key).exists():
+        return _replay(request_by_key(key), tool_name=tool_name, sha=sha, key=key)
+    return result
 
 
 def approval_evaluate(
@@ -93,6 +101,67 @@ def approval_evaluate(
     so a retry still gets its request back after the catalog changed under it.
     """
     now = now or timezone.now()
+    canonical, sha = _canonical_within_limit(args)
+
+    try:
+        gate = _gate(tool_name=tool_name, system=system, profile=profile, dispatch_mode=dispatch_mode, args=args)
+        if isinstance(gate, Evaluation):  # allow or refuse: nothing to insert
+            return _replay_or(gate, key=idempotency_key, tool_name=tool_name, sha=sha)
+        tool, outcome = gate
+        ttl = _ttl(outcome.tier_key or UNGATED, ttl_seconds)
+    except ApprovalRefused as refusal:
+        refused = Evaluation(Decision.REFUSE.value, refusal.code, refusal.message)
+        replayed = _replay_or(refused, key=idempotency_key, tool_name=tool_name, sha=sha)
+        if replayed.request is not None:
+            return replayed
+        raise
+    req = _new_request(
+        tool,
+        outcome,
+        ttl=ttl,
+        now=now,
+        canonical=canonical,
+        sha=sha,
+        idempotency_key=idempotency_key,
+        submitted_via=via,
+        requested_name=tool_name,
+        profile=profile,
+        dispatch_mode=dispatch_mode,
+        run_id=run_id,
+        requested_by=requested_by,
+        patient_ref=patient_ref,
+    )
+    try:
+        _suspend(req, via=via)
+    except IntegrityError:
+        # This key was used before (a retry), or another submit with it committed first: its request answers.
+        return _replay(request_by_key(idempotency_key), tool_name=tool_name, sha=sha, key=idempotency_key)
+    return Evaluation(outcome.decision.value, outcome.reason, outcome.message, tool, req, True)
+
+
+def _new_request(
+    tool: GateTool, outcome: PolicyOutcome, *, ttl: int, now: datetime, canonical: str, sha: str, **call: str
+) -> ApprovalRequest:
+    """The request a suspending call becomes: the call as the runtime sent it, the tool and the gate's outcome."""
+    return ApprovalRequest(
+        **call,
+        tool_id=tool.pk,
+        tool_system=tool.system,
+        tool_declared_id=tool.declared_id,
+        proposed_args=args_from(canonical),
+        proposed_sha256=sha,
+        policy_domain=policy_domain_of(tool),
+        hitl_tier=tool.hitl_tier,
+        tier_key=outcome.tier_key or UNGATED,
+        flagged=outcome.flagged,
+        policy_reason=outcome.reason,
+        created_at=now,
+        expires_at=now + timedelta(seconds=ttl),
+    )
+
+
+def _canonical_within_limit(args: dict[str, Any]) -> tuple[str, str]:
+    """The arguments' canonical text and its SHA-256, or a refusal naming what is wrong with them."""
     try:
         canonical = canonical_args(args)
     except ArgsError as exc:
@@ -102,91 +171,55 @@ def approval_evaluate(
         raise ApprovalRefused(
             f"args: {len(canonical.encode())} bytes canonical; the limit is {limit}", code="args-too-large", status=422
         )
-    sha = hashlib.sha256(canonical.encode("utf-8")).hexdigest()  # = args_sha256(args), without a second pass
+    return canonical, hashlib.sha256(canonical.encode("utf-8")).hexdigest()  # = args_sha256(args), one pass
 
-    def replay_or(result: Evaluation) -> Evaluation:
-        if ApprovalRequest.objects.filter(idempotency_key=idempotency_key).exists():
-            return _replay(request_by_key(idempotency_key), tool_name=tool_name, sha=sha, key=idempotency_key)
-        return result
 
+def _ttl(tier_key: str, requested: int | None) -> int:
+    """How long a request of this tier waits: the tier's default, or what the runtime asked for within bounds."""
     try:
-        gate = _gate(tool_name=tool_name, system=system, profile=profile, dispatch_mode=dispatch_mode, args=args)
-        if isinstance(gate, Evaluation):  # allow or refuse: nothing to insert
-            return replay_or(gate)
-        tool, outcome = gate
-        tier_key = outcome.tier_key or UNGATED
-        try:
-            ttl = request_ttl(
-                tier_key=tier_key,
-                requested=ttl_seconds,
-                defaults=settings.APPROVALS_TTL_SECONDS,
-                minimum=settings.APPROVALS_TTL_MIN_SECONDS,
-                maxima=settings.APPROVALS_TTL_MAX_SECONDS,
-            )
-        except ValueError as exc:
-            raise ApprovalRefused(str(exc), code="invalid-ttl", status=422) from exc
-    except ApprovalRefused as refusal:
-        replayed = replay_or(Evaluation(Decision.REFUSE.value, refusal.code, refusal.message))
-        if replayed.request is not None:
-            return replayed
-        raise
-    req = ApprovalRequest(
-        idempotency_key=idempotency_key,
-        submitted_via=via,
-        tool_id=tool.pk,
-        tool_system=tool.system,
-        tool_declared_id=tool.declared_id,
-        requested_name=tool_name,
-        profile=profile,
-        dispatch_mode=dispatch_mode,
-        run_id=run_id,
-        requested_by=requested_by,
-        patient_ref=patient_ref,
-        proposed_args=args_from(canonical),
-        proposed_sha256=sha,
-        policy_domain=tool_domain(tool),
-        hitl_tier=tool.hitl_tier,
-        tier_key=tier_key,
-        flagged=outcome.flagged,
-        policy_reason=outcome.reason,
-        created_at=now,
-        expires_at=now + timedelta(seconds=ttl),
-    )
-    try:
-        with transaction.atomic():
-            req.save(force_insert=True)
-            audit_record(
-                actor=Actor.for_token(via),
-                action="approvals.request.suspended",
-                object_type=OBJECT_TYPE,
-                object_id=req.pk,
-                after={
-                    **snapshot(req),
-                    "flagged": req.flagged,
-                    "dispatch_mode": dispatch_mode,
-                    "requested_by": requested_by,
-                    "patient_ref": patient_ref,
-                    "args_sha256": sha,
-                    "expires_at": req.expires_at,
-                    "idempotency_key": idempotency_key,
-                },
-            )
-            transaction.on_commit(notify_soon)
-    except IntegrityError:
-        # This key was used before (a retry), or another submit with it committed first: its request answers.
-        return _replay(request_by_key(idempotency_key), tool_name=tool_name, sha=sha, key=idempotency_key)
-    return Evaluation(outcome.decision.value, outcome.reason, outcome.message, tool, req, True)
+        return request_ttl(
+            tier_key=tier_key,
+            requested=requested,
+            defaults=settings.APPROVALS_TTL_SECONDS,
+            minimum=settings.APPROVALS_TTL_MIN_SECONDS,
+            maxima=settings.APPROVALS_TTL_MAX_SECONDS,
+        )
+    except ValueError as exc:
+        raise ApprovalRefused(str(exc), code="invalid-ttl", status=422) from exc
+
+
+def _suspend(req: ApprovalRequest, *, via: str) -> None:
+    """Insert the request with its audit event; IntegrityError when its idempotency key is taken."""
+    with transaction.atomic():
+        req.save(force_insert=True)
+        audit_record(
+            actor=Actor.for_token(via),
+            action="approvals.request.suspended",
+            object_type=OBJECT_TYPE,
+            object_id=req.pk,
+            after={
+                **audit_state(req),
+                "flagged": req.flagged,
+                "dispatch_mode": req.dispatch_mode,
+                "requested_by": req.requested_by,
+                "patient_ref": req.patient_ref,
+                "args_sha256": req.proposed_sha256,
+                "expires_at": req.expires_at,
+                "idempotency_key": req.idempotency_key,
+            },
+        )
+        transaction.on_commit(notify_soon)
 
 
 def _gate(
     *, tool_name: str, system: str | None, profile: str, dispatch_mode: str, args: dict[str, Any]
-) -> Evaluation | tuple[ToolSnapshot, Any]:
+) -> Evaluation | tuple[GateTool, PolicyOutcome]:
     """The suspend policy applied to the catalog: an Evaluation to answer with (allow, refuse), or the tool
     and the policy outcome of a call that suspends. Raises ApprovalRefused for arguments the schema refuses."""
     index = catalog_index()
-    resolution = tool_resolve(tool_name, system=system, index=index)
-    if resolution.ambiguous:
-        names = [f"{t.system}:{t.declared_id}" for t in resolution.candidates]
+    match = tool_lookup(tool_name, system=system, index=index)
+    if match.ambiguous:
+        names = [f"{t.system}:{t.declared_id}" for t in match.candidates]
         return Evaluation(
             Decision.REFUSE.value,
             "ambiguous-tool",
@@ -194,7 +227,7 @@ def _gate(
             "send the exact declared id, or `system` to choose",
             candidates=names,
         )
-    tool = resolution.tool
+    tool = match.tool
     profile_row = index.profiles.get(profile)
     if profile_row is None:
         known = ", ".join(sorted(index.profiles)) or "none"

@@ -18,14 +18,13 @@ from approvals.services.common import (
     OBJECT_TYPE,
     ApprovalRefused,
     applied,
+    audit_state,
     decided_message,
     load_request,
-    snapshot,
 )
 from catalog.core.audit import Actor, audit_record
 
 # --- consume and cancel (the runtime's acts) -------------------------------------------------------
-
 
 
 def approval_consume(*, request_id: Any, args_sha256: str, via: str, now: datetime | None = None) -> ApprovalRequest:
@@ -59,7 +58,7 @@ def approval_consume(*, request_id: Any, args_sha256: str, via: str, now: dateti
                 action="approvals.request.consumed",
                 object_type=OBJECT_TYPE,
                 object_id=req.pk,
-                before=snapshot(req),
+                before=audit_state(req),
                 after={"state": State.CONSUMED.value, "args_sha256": args_sha256, "consumed_at": now},
             )
     if not won:
@@ -91,7 +90,7 @@ def approval_cancel(
                 action="approvals.request.cancelled",
                 object_type=OBJECT_TYPE,
                 object_id=req.pk,
-                before=snapshot(req),
+                before=audit_state(req),
                 after={"state": State.CANCELLED.value, "reason": reason},
             )
     current = load_request(req.pk)

@@ -1,6 +1,6 @@
 """Card bundles for the web frontend: GET /api/v1/cards/{locale}.json (token scope `cards`).
 
-The bundle is resolved along the locale's fallback chain (de-AT → de → en), carries an ETag over its bytes
+The bundle is taken along the locale's fallback chain (de-AT → de → en), carries an ETag over its bytes
 and answers 304 to a matching If-None-Match, so a frontend polling for changes moves no body until one lands.
 """
 
@@ -11,8 +11,8 @@ from django.utils.cache import get_conditional_response
 from ninja import Router
 from ninja.errors import HttpError
 
-from catalog.cards.domain import normalize_locale
-from catalog.cards.exports import bundle
+from catalog.cards.domain.locales import normalize_locale
+from catalog.cards.selectors.exports import bundle
 from catalog.core.auth import ScopedBearer
 
 router = Router(tags=["cards"], auth=ScopedBearer("cards"))

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from catalog.cards.domain import Check, FindingData, Module, Severity, Slot, State
+from catalog.cards.domain.checks import FindingData
+from catalog.cards.domain.vocabulary import Check, Module, Severity, Slot, State
 from catalog.models import CardFinding
 
 if TYPE_CHECKING:

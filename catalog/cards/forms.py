@@ -9,9 +9,9 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from catalog.cards.display import CHECK_LABELS, MODULES, STATE_LABELS
-from catalog.cards.domain import SOURCE_LOCALE
-from catalog.cards.selectors import MatrixFilters
-from catalog.cards.valuesets import value_sets
+from catalog.cards.domain.locales import SOURCE_LOCALE
+from catalog.cards.domain.valuesets import value_sets
+from catalog.cards.selectors.matrix import MatrixFilters
 from catalog.models import CardLocale
 from catalog.web.forms import choice_field
 

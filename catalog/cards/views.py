@@ -14,13 +14,21 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from catalog.cards import exports, selectors
 from catalog.cards.display import SLOT_LABELS, shown, state_label
-from catalog.cards.domain import SOURCE_LOCALE, babel_locale
-from catalog.cards.findings import slot_max_chars
+from catalog.cards.domain.locales import SOURCE_LOCALE, babel_locale
 from catalog.cards.forms import MatrixFilterForm, ReviewForm, TranslationForm
-from catalog.cards.selectors import Panel
-from catalog.cards.services import CardsRefused, may_review, may_translate, translation_review, translation_save
+from catalog.cards.selectors import exports
+from catalog.cards.selectors.locales import completion, coverage_table, locales
+from catalog.cards.selectors.matrix import Row, matrix_rows, matrix_strings
+from catalog.cards.selectors.panel import Panel, panel
+from catalog.cards.selectors.specs import slot_max_chars
+from catalog.cards.services.translations import (
+    CardsRefused,
+    may_review,
+    may_translate,
+    translation_review,
+    translation_save,
+)
 from catalog.core.access import page
 
 PAGE_SIZE = 40
@@ -39,7 +47,7 @@ def _filter_query(params: QueryDict, *, page: bool = False) -> str:
     return urlencode(keep)
 
 
-def _decorate_rows(rows: list[selectors.Row], selected: tuple[str, str] | None) -> list[selectors.Row]:
+def _decorate_rows(rows: list[Row], selected: tuple[str, str] | None) -> list[Row]:
     for row in rows:
         row.key_shown = shown(row.key_findings)  # type: ignore[attr-defined]
         row.source_shown = shown(row.source_findings)  # type: ignore[attr-defined]
@@ -71,12 +79,12 @@ def _panel_context(request: HttpRequest, data: Panel | None) -> dict[str, Any]:
 
 
 def _matrix_context(request: HttpRequest, params: QueryDict) -> dict[str, Any]:
-    locs = selectors.locales()
+    locs = locales()
     default = _default_locale(locs)
     form = MatrixFilterForm(params or None, locales=locs)
     filters = form.filters(default)
     focus = next((loc for loc in locs if loc.code == filters.locale), None)
-    paginator = Paginator(selectors.matrix_strings(filters, focus), PAGE_SIZE)
+    paginator = Paginator(matrix_strings(filters, focus), PAGE_SIZE)
     page_obj = paginator.get_page(params.get("page"))
     key, locale = params.get("key", ""), params.get("lang", "") or default
     selected = (key, locale) if key else None
@@ -86,8 +94,8 @@ def _matrix_context(request: HttpRequest, params: QueryDict) -> dict[str, Any]:
         "locs": locs,
         "columns": [loc for loc in locs if loc.code != SOURCE_LOCALE],
         "page": page_obj,
-        "rows": _decorate_rows(selectors.matrix_rows(list(page_obj.object_list), locs), selected),
-        "completion": selectors.completion(locs),
+        "rows": _decorate_rows(matrix_rows(list(page_obj.object_list), locs), selected),
+        "completion": completion(locs),
         "query": _filter_query(params),
         "page_query": _filter_query(params, page=True),
         "selected": selected,
@@ -100,7 +108,7 @@ def _render_matrix(request: HttpRequest, params: QueryDict, **extra: Any) -> Htt
     if key:
         locale = params.get("lang") or _default_locale(context["locs"])
         draft = params.getlist("form") if extra.get("draft") else None
-        data = selectors.panel(
+        data = panel(
             key,
             locale,
             context["locs"],
@@ -127,11 +135,11 @@ def panel_view(request: HttpRequest) -> HttpResponse:
     """The side panel of one string in one locale; with `form` values, the checks and preview of a draft."""
     if not request.htmx:  # type: ignore[attr-defined]
         return _render_matrix(request, request.GET, draft="form" in request.GET)
-    locs = selectors.locales()
+    locs = locales()
     key = request.GET.get("key", "")
     locale = request.GET.get("lang") or _default_locale(locs)
     draft = request.GET.getlist("form") if "form" in request.GET else None
-    data = selectors.panel(
+    data = panel(
         key,
         locale,
         locs,
@@ -159,12 +167,12 @@ def _after_write(request: HttpRequest, form_data: dict[str, Any], *, note: str, 
         else:
             messages.success(request, note)
         return redirect(_back(back, key, locale))
-    locs = selectors.locales()
-    data = selectors.panel(key, locale, locs)
+    locs = locales()
+    data = panel(key, locale, locs)
     context = {**_panel_context(request, data), "query": back, "saved": None if error else note, "error": error}
     if data is not None and not error:
-        context["rows"] = _decorate_rows(selectors.matrix_rows([data.string], locs), (key, locale))
-        context["completion"] = selectors.completion(locs)
+        context["rows"] = _decorate_rows(matrix_rows([data.string], locs), (key, locale))
+        context["completion"] = completion(locs)
     return render(request, "cards/_after_write.html", context)
 
 
@@ -223,8 +231,8 @@ def review_view(request: HttpRequest) -> HttpResponse:
 
 @page("cards:coverage")
 def coverage_view(request: HttpRequest) -> HttpResponse:
-    locs = selectors.locales()
-    rows = selectors.coverage_table(locs)
+    locs = locales()
+    rows = coverage_table(locs)
     codes = {loc.code: [0, 0, 0] for loc in locs}  # raw, English only, total
     for row in rows:
         for cell in row.cells:

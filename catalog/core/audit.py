@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
+from celery import current_app
 from django.contrib.auth.models import User
 from django.db import models, transaction
 
@@ -53,9 +54,7 @@ def audit_record(
 def _seal_soon() -> None:
     # With a broker the beat seals in batches every few seconds (no extra work on the request path);
     # with none (the demo, unit tests) there is no beat, so seal right after commit.
-    from condor_admin.celery import app
-
-    if app.conf.task_always_eager:
+    if current_app.conf.task_always_eager:
         audit_seal()
 
 

@@ -53,7 +53,7 @@ class LintCatalog:
     forced_floors: list[ForcedFloor] = field(default_factory=list)
     agents: list[Agent] = field(default_factory=list)
     baseline_count: int | None = None
-    # (a, b, cosine) of tools whose embedded texts are near-duplicates (catalog.rag.siblings computes them
+    # (a, b, cosine) of tools whose embedded texts are near-duplicates (catalog.rag.domain.siblings computes them
     # from stored vectors; empty until the worker has embedded the catalog).
     sibling_pairs: list[tuple[str, str, float]] = field(default_factory=list)
 

@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 def backfill_rag_text_sha256(apps, schema_editor):
     """Tools imported before this column existed get the hash of the text they will be embedded by."""
-    from catalog.rag.text import rag_text_hash
+    from catalog.rag.domain.text import rag_text_hash
 
     Tool = apps.get_model("catalog", "Tool")
     batch = []

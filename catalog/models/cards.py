@@ -1,8 +1,8 @@
 """Card strings: the chrome of the cards the read/card tools render, one row per key, its translations per
 locale, and the findings of the checks (issue 7).
 
-Written only by `catalog/cards/services.py`: the placeholders of a string are derived from its English,
-a translation's `ships` flag and the findings from the checks in `catalog/cards/domain.py`.
+Written only by the services in `catalog/cards/services/`: the placeholders of a string are derived from its
+English, a translation's `ships` flag and the findings from the checks in `catalog/cards/domain/checks.py`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from catalog.cards.domain import Check, Module, Severity, Slot, State
+from catalog.cards.domain.vocabulary import Check, Module, Severity, Slot, State
 
 
 class UnicodeJSONEncoder(json.JSONEncoder):

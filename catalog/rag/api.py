@@ -10,8 +10,9 @@ from pydantic import BaseModel
 
 from catalog.core.api_input import ApiInput
 from catalog.core.auth import ScopedBearer
+from catalog.rag.domain.resolution import Snapshot, why_not
 from catalog.rag.embedders import EmbedderError
-from catalog.rag.resolve import ResolveError, Snapshot, rag_resolve, why_not
+from catalog.rag.selectors.resolution import SnapshotRefused, snapshot_resolve
 
 router = Router(tags=["rag"], auth=ScopedBearer("rag"))
 
@@ -103,10 +104,11 @@ def snapshot_out(snapshot: Snapshot, explain: list[str]) -> dict[str, Any]:
     }
 
 
+# The function keeps the path's name: it is the OpenAPI operation id (catalog_rag_api_resolve) clients may use.
 @router.post("/resolve", response={200: ResolveOut, 422: ErrorOut, 503: ErrorOut})
 def resolve(request: HttpRequest, payload: ResolveIn) -> Any:
     try:
-        snapshot = rag_resolve(
+        snapshot = snapshot_resolve(
             prompt=payload.prompt,
             profile=payload.profile,
             attachments=payload.attachments,
@@ -115,7 +117,7 @@ def resolve(request: HttpRequest, payload: ResolveIn) -> Any:
             byte_budget=payload.byteBudget,
             system=payload.system,
         )
-    except ResolveError as exc:
+    except SnapshotRefused as exc:
         return Status(422, {"detail": str(exc)})
     except EmbedderError as exc:
         return Status(503, {"detail": f"the embedder is unavailable: {exc}"})

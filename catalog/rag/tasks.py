@@ -2,6 +2,9 @@
 
 acks_late + reject_on_worker_lost: a worker killed mid-batch leaves the message to be redelivered; and the
 beat sweep re-queues anything still missing or stale, so a lost message heals by itself too.
+
+The names are explicit and equal to the module paths they always had: the beat schedule (condor_admin/settings.py)
+and messages already queued name them, and `embeddings_enqueue` starts `embed_tools` by this name.
 """
 
 from __future__ import annotations
@@ -11,11 +14,15 @@ import logging
 from celery import shared_task
 
 from catalog.rag.embedders import EmbedderError
+from catalog.rag.selectors.vectors import tools_needing_vectors
+from catalog.rag.services.siblings import sibling_findings_refresh
+from catalog.rag.services.vectors import EMBED_TOOLS_TASK, batches, embeddings_refresh
 
 log = logging.getLogger(__name__)
 
 
 @shared_task(
+    name=EMBED_TOOLS_TASK,
     acks_late=True,
     reject_on_worker_lost=True,
     autoretry_for=(EmbedderError,),
@@ -25,20 +32,15 @@ log = logging.getLogger(__name__)
     max_retries=8,
 )
 def embed_tools(tool_ids: list[int]) -> int:
-    from catalog.rag.siblings_store import sibling_findings_refresh
-    from catalog.rag.vectors import embeddings_refresh
-
     result = embeddings_refresh(tool_ids)
     for system in sorted(result.systems):
         sibling_findings_refresh(system)
     return len(result.embedded)
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True)
+@shared_task(name="catalog.rag.tasks.sweep_embeddings", acks_late=True, reject_on_worker_lost=True)
 def sweep_embeddings() -> int:
     """Queue every live tool whose vector is missing or stale (a lost message, a killed worker, a new model)."""
-    from catalog.rag.vectors import batches, tools_needing_vectors
-
     ids = tools_needing_vectors()
     for chunk in batches(ids):
         embed_tools.delay(chunk)

@@ -14,11 +14,14 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
 from catalog.core.access import PAGE_ACCESS, may, page
-from catalog.models import CatalogProfile, RetrievalEvaluation
+from catalog.models import CatalogProfile
+from catalog.rag.domain.cases import CasesError
+from catalog.rag.domain.resolution import why_not
 from catalog.rag.embedders import EmbedderError
-from catalog.rag.quality import CasesError, retrieval_evaluate
-from catalog.rag.resolve import ResolveError, rag_resolve, why_not
-from catalog.rag.vectors import embedding_status
+from catalog.rag.selectors.evaluations import retrieval_evaluations_list
+from catalog.rag.selectors.resolution import SnapshotRefused, snapshot_resolve
+from catalog.rag.selectors.vectors import embedding_status
+from catalog.rag.services.evaluation import retrieval_evaluate
 from catalog.web.forms import choice_field
 
 
@@ -50,7 +53,7 @@ def playground_page(request: HttpRequest) -> HttpResponse:
     if form.is_bound and form.is_valid():
         data = form.cleaned_data
         try:
-            snapshot = rag_resolve(
+            snapshot = snapshot_resolve(
                 prompt=data["prompt"],
                 profile=data["profile"],
                 attachments=data["attachments"],
@@ -58,7 +61,7 @@ def playground_page(request: HttpRequest) -> HttpResponse:
                 top_k=data["top_k"],
                 byte_budget=data["byte_budget"],
             )
-        except (ResolveError, EmbedderError) as exc:
+        except (SnapshotRefused, EmbedderError) as exc:
             error = str(exc)
         if snapshot is not None and data["why_not"]:
             explanation = why_not(snapshot, data["why_not"])
@@ -76,11 +79,9 @@ def playground_page(request: HttpRequest) -> HttpResponse:
 
 @page("rag:quality")
 def quality_page(request: HttpRequest) -> HttpResponse:
-    runs = list(RetrievalEvaluation.objects.all()[:20])
+    runs = retrieval_evaluations_list(limit=20)
     can_run = may(request.user, PAGE_ACCESS["rag:quality-run"][1])
-    return render(
-        request, "rag/quality.html", {"runs": runs, "latest": runs[0] if runs else None, "can_run": can_run}
-    )
+    return render(request, "rag/quality.html", {"runs": runs, "latest": runs[0] if runs else None, "can_run": can_run})
 
 
 @require_POST
@@ -88,7 +89,7 @@ def quality_page(request: HttpRequest) -> HttpResponse:
 def quality_run_view(request: HttpRequest) -> HttpResponse:
     try:
         run = retrieval_evaluate(run_by=f"user:{request.user.get_username()}")
-    except (CasesError, ResolveError, EmbedderError) as exc:
+    except (CasesError, SnapshotRefused, EmbedderError) as exc:
         messages.error(request, _("The evaluation could not run: %(error)s") % {"error": exc})
     else:
         messages.success(

@@ -12,7 +12,7 @@ from django.db.models import (
 
 from catalog.domain.vocabulary import Plane, ReviewState
 from catalog.models import CatalogProfile, CatalogRevision, CatalogState, Finding, Tool
-from catalog.rag.vectors import embedding_status
+from catalog.rag.selectors.vectors import embedding_status
 from catalog.selectors.catalog import plan_eligible_q_for
 
 

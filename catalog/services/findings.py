@@ -11,6 +11,7 @@ from catalog.domain.manifest import ForcedFloor as FloorSpec
 from catalog.domain.manifest import Manifest
 from catalog.domain.manifest import Profile as ProfileSpec
 from catalog.models import Agent, CatalogProfile, CatalogRevision, CatalogState, Finding, ForcedFloor, Tool
+from catalog.rag.selectors.siblings import sibling_pairs_for
 
 
 def descriptor_of(tool: Tool) -> Descriptor:
@@ -44,8 +45,6 @@ def _all_profiles(manifest: Manifest) -> list[ProfileSpec]:
 
 def lint_view_from_db(system: str) -> rules.LintCatalog:
     """The stored live catalog of a system: six queries whatever its size."""
-    from catalog.rag.siblings_store import sibling_pairs_for
-
     tools = Tool.objects.filter(system=system).live().select_related("owner").order_by("declared_id")
     state = CatalogState.objects.select_related("current_revision").filter(system=system).first()
     revision = state.current_revision if state else None

@@ -16,20 +16,12 @@ from catalog.domain.manifest import Manifest, load_manifest, manifest_sha256
 from catalog.domain.ownership import derive_owner
 from catalog.domain.policy import effective_policy_class, effective_retry_class, is_mutating
 from catalog.domain.vocabulary import SAFETY_RELEVANT_SECTIONS, ChangeKind, Plane, ReviewState
-from catalog.models import (
-    Agent,
-    CatalogProfile,
-    CatalogRevision,
-    CatalogState,
-    ForcedFloor,
-    OwnershipRule,
-    Team,
-    Tool,
-    ToolChange,
-)
-from catalog.rag.siblings_store import sibling_pairs_for
-from catalog.rag.text import rag_text_hash
-from catalog.rag.vectors import embeddings_enqueue, tools_needing_vectors
+from catalog.models import CatalogRevision, CatalogState, OwnershipRule, Team, Tool, ToolChange
+from catalog.rag.domain.text import rag_text_hash
+from catalog.rag.selectors.siblings import sibling_pairs_for
+from catalog.rag.selectors.vectors import tools_needing_vectors
+from catalog.rag.services.vectors import embeddings_enqueue
+from catalog.services.config_sections import config_changes_since, config_replace, ownership_sync, teams_sync
 from catalog.services.findings import findings_store, lint_view_from_manifest
 
 
@@ -88,19 +80,89 @@ def catalog_import(
         return _import_locked(raw=raw, via=via, imported_by=imported_by, actor=actor)
 
 
+FieldChanges = dict[str, list[Any]]  # {field: [old, new]} of one tool
+
+
+@dataclass
+class ToolPlan:
+    """What an import does to a system's tools, worked out from the manifest before anything is written."""
+
+    added: list[tuple[Descriptor, FieldChanges]] = field(default_factory=list)  # ids the system never had
+    revived: list[tuple[Tool, Descriptor, FieldChanges]] = field(default_factory=list)  # retired, declared again
+    updated: list[tuple[Tool, Descriptor, FieldChanges]] = field(default_factory=list)  # live, declaration changed
+    retiring: list[Tool] = field(default_factory=list)  # live, absent from the manifest
+
+    @property
+    def empty(self) -> bool:
+        return not (self.added or self.revived or self.updated or self.retiring)
+
+
 def _import_locked(*, raw: bytes, via: str, imported_by: User | None, actor: Actor) -> ImportResult:
-    # The byte-identical manifest of a system's current revision was valid and fully applied: skip parsing.
+    """The import inside its transaction, as its named steps: read and compare first (nothing written when
+    nothing changed), then teams and rules, the revision, the tools, the configuration, findings, audit."""
+    unchanged = _unchanged_current(raw)
+    if unchanged is not None:
+        return unchanged
+    manifest = _parse(raw)
+    system = manifest.system
+    state, latest = _lock_system(system)
+    if latest is not None and latest.manifest_sha256 == manifest.sha256:
+        return ImportResult(system=system, revision=latest, unchanged=True)
+    config_changes = config_changes_since(manifest, latest)
+    existing = {t.declared_id: t for t in Tool.objects.filter(system=system)}
+    plan = _plan_tools(manifest, existing)
+    if plan.empty and not config_changes:
+        return ImportResult(system=system, revision=latest, unchanged=True)
+
+    # Teams and ownership rules first: tools point at them.
+    teams = teams_sync(manifest)
+    rule_index = {(r.plane, r.module): r for r in ownership_sync(manifest, teams)}
+    revision = _create_revision(manifest, latest, config_changes, via=via, imported_by=imported_by)
+    result = ImportResult(system=system, revision=revision, unchanged=False, config_changes=config_changes)
+    changes: list[ToolChange] = []
+    created = _insert_tools(plan, revision, rule_index, changes, result)
+    touched = _update_tools(plan, revision, rule_index, changes, result)
+    touched += _retire_tools(plan, revision, changes, result)
+    if "ownership" in config_changes or "teams" in config_changes:
+        touched += _rederive_owners(existing, manifest, rule_index, touched)
+    _save_tools(touched, changes)
+    if {"profiles", "forcedFloors", "agents"} & set(config_changes):
+        config_replace(manifest)
+    _count_and_review(revision, result, changes)
+
+    tool_pks = {t.declared_id: t.pk for t in created}
+    tool_pks.update({t.declared_id: t.pk for t in existing.values()})
+    _store_findings(manifest, revision, teams, rule_index, tool_pks)
+    state.current_revision = revision
+    state.save(update_fields=["current_revision"])
+    _audit_import(actor, latest, revision, result)
+    # New or changed embedded texts (and anything still missing a vector) go to the worker after commit.
+    embeddings_enqueue(tools_needing_vectors(system=system))
+    return result
+
+
+def _unchanged_current(raw: bytes) -> ImportResult | None:
+    """The byte-identical manifest of a system's current revision was valid and fully applied: the import is
+    'unchanged' without parsing (one query)."""
     identical = (
         CatalogState.objects.select_related("current_revision")
         .filter(current_revision__manifest_sha256=manifest_sha256(raw))
         .first()
     )
-    if identical is not None:
-        return ImportResult(system=identical.system, revision=identical.current_revision, unchanged=True)
-    manifest = load_manifest(raw, known_team_ids=Team.objects.values_list("slug", flat=True))
-    system = manifest.system
-    # Serialize imports of one system: the second waits here until the first commits, then diffs
-    # against what the first wrote (never interleaved).
+    if identical is None:
+        return None
+    return ImportResult(system=identical.system, revision=identical.current_revision, unchanged=True)
+
+
+def _parse(raw: bytes) -> Manifest:
+    """Parse and validate the manifest (ownership may name teams already stored); ManifestError lists every
+    problem."""
+    return load_manifest(raw, known_team_ids=Team.objects.values_list("slug", flat=True))
+
+
+def _lock_system(system: str) -> tuple[CatalogState, CatalogRevision | None]:
+    """Serialize imports of one system: the second waits here until the first commits, then diffs against
+    what the first wrote (never interleaved). Returns the locked state row and the current revision."""
     state, _ = CatalogState.objects.get_or_create(system=system)
     # Lock the bare row, then read the revision in a new statement: under READ COMMITTED a joined
     # read in the locking statement would see the revision row from before the wait (a stale number).
@@ -110,39 +172,38 @@ def _import_locked(*, raw: bytes, via: str, imported_by: User | None, actor: Act
         if state.current_revision_id is not None
         else None
     )
-    if latest is not None and latest.manifest_sha256 == manifest.sha256:
-        return ImportResult(system=system, revision=latest, unchanged=True)
+    return state, latest
 
-    config_changes = _config_changes(manifest, latest)
-    existing = {t.declared_id: t for t in Tool.objects.filter(system=system)}
+
+def _plan_tools(manifest: Manifest, existing: dict[str, Tool]) -> ToolPlan:
+    """Sort the manifest's tools against the system's stored ones (`existing`, by declared id, retired ones
+    included): added, revived, updated (content hash differs), and the live ones to retire."""
+    plan = ToolPlan()
     seen: set[str] = set()
-    new_tools: list[tuple[Descriptor, ChangeKind, dict[str, list[Any]]]] = []
-    updates: list[tuple[Tool, Descriptor, dict[str, list[Any]]]] = []
-    revived: list[tuple[Tool, Descriptor, dict[str, list[Any]]]] = []
     for descriptor in manifest.tools:
         seen.add(descriptor.declared_id)
         tool = existing.get(descriptor.declared_id)
         if tool is None:
-            new_tools.append((descriptor, ChangeKind.ADDED, field_changes({}, descriptor.declared())))
-            continue
-        new_hash = descriptor.content_hash()
-        if tool.retired_in_id is not None:
-            revived.append((tool, descriptor, field_changes(_declared_of(tool), descriptor.declared())))
-        elif tool.content_hash != new_hash:
-            updates.append((tool, descriptor, field_changes(_declared_of(tool), descriptor.declared())))
-    retiring = [t for t in existing.values() if t.declared_id not in seen and t.retired_in_id is None]
+            plan.added.append((descriptor, field_changes({}, descriptor.declared())))
+        elif tool.retired_in_id is not None:
+            plan.revived.append((tool, descriptor, field_changes(_declared_of(tool), descriptor.declared())))
+        elif tool.content_hash != descriptor.content_hash():
+            plan.updated.append((tool, descriptor, field_changes(_declared_of(tool), descriptor.declared())))
+    plan.retiring = [t for t in existing.values() if t.declared_id not in seen and t.retired_in_id is None]
+    return plan
 
-    ownership_changed = "ownership" in config_changes or "teams" in config_changes
-    if not (new_tools or updates or revived or retiring or config_changes):
-        return ImportResult(system=system, revision=latest, unchanged=True)
 
-    # --- write: teams and ownership rules first (tools point at them) ---
-    teams = _sync_teams(manifest)
-    rules = _sync_ownership(manifest, teams)
-    rule_index = {(r.plane, r.module): r for r in rules}
-
-    revision = CatalogRevision.objects.create(
-        system=system,
+def _create_revision(
+    manifest: Manifest,
+    latest: CatalogRevision | None,
+    config_changes: dict[str, Any],
+    *,
+    via: str,
+    imported_by: User | None,
+) -> CatalogRevision:
+    """The system's next revision row; its counts and review state are filled in by `_count_and_review`."""
+    return CatalogRevision.objects.create(
+        system=manifest.system,
         number=(latest.number + 1) if latest else 1,
         format=manifest.format,
         manifest_sha256=manifest.sha256,
@@ -154,13 +215,20 @@ def _import_locked(*, raw: bytes, via: str, imported_by: User | None, actor: Act
         tool_count=0,
         config_changes=config_changes,
     )
-    changes: list[ToolChange] = []
-    result = ImportResult(system=system, revision=revision, unchanged=False, config_changes=config_changes)
 
+
+def _insert_tools(
+    plan: ToolPlan,
+    revision: CatalogRevision,
+    rule_index: dict[tuple[str, str], OwnershipRule],
+    changes: list[ToolChange],
+    result: ImportResult,
+) -> list[Tool]:
+    """Insert the added tools (declared and derived columns) in one statement; record each one's change."""
     created = Tool.objects.bulk_create(
         [
             Tool(
-                system=system,
+                system=revision.system,
                 declared_id=d.declared_id,
                 content_hash=d.content_hash(),
                 first_revision=revision,
@@ -168,15 +236,26 @@ def _import_locked(*, raw: bytes, via: str, imported_by: User | None, actor: Act
                 **d.declared(),
                 **derived_fields(d, derive_owner(d.plane, d.module, rule_index)),
             )
-            for d, _, _ in new_tools
+            for d, _ in plan.added
         ]
     )
-    for tool, (descriptor, kind, fields) in zip(created, new_tools, strict=True):
-        changes.append(_change(revision, tool, kind, fields))
+    for tool, (descriptor, fields) in zip(created, plan.added, strict=True):
+        changes.append(_change(revision, tool, ChangeKind.ADDED, fields))
         result.added.append(descriptor.declared_id)
+    return created
 
+
+def _update_tools(
+    plan: ToolPlan,
+    revision: CatalogRevision,
+    rule_index: dict[tuple[str, str], OwnershipRule],
+    changes: list[ToolChange],
+    result: ImportResult,
+) -> list[Tool]:
+    """Apply the new declaration to revived and updated tools (in memory; `_save_tools` writes them). A revived
+    tool counts as added again."""
     touched: list[Tool] = []
-    for tool, descriptor, fields in revived + updates:
+    for tool, descriptor, fields in plan.revived + plan.updated:
         kind = ChangeKind.ADDED if tool.retired_in_id is not None else ChangeKind.CHANGED
         _apply(tool, descriptor, rule_index)
         tool.retired_in = None
@@ -184,48 +263,71 @@ def _import_locked(*, raw: bytes, via: str, imported_by: User | None, actor: Act
         touched.append(tool)
         changes.append(_change(revision, tool, kind, fields))
         (result.added if kind == ChangeKind.ADDED else result.changed).append(descriptor.declared_id)
-    for tool in retiring:
+    return touched
+
+
+def _retire_tools(
+    plan: ToolPlan, revision: CatalogRevision, changes: list[ToolChange], result: ImportResult
+) -> list[Tool]:
+    """Retire the live tools the manifest no longer declares (in memory; kept, with their history)."""
+    for tool in plan.retiring:
         tool.retired_in = revision
         tool.last_changed_revision = revision
-        touched.append(tool)
         changes.append(_change(revision, tool, ChangeKind.REMOVED, field_changes(_declared_of(tool), {})))
         result.removed.append(tool.declared_id)
+    return list(plan.retiring)
 
-    # Owners are derived: when the rules changed, re-derive for every live tool that kept its declaration.
-    if ownership_changed:
-        touched_ids = {t.pk for t in touched}
-        by_id = {d.declared_id: d for d in manifest.tools}
-        for tool in existing.values():
-            if tool.pk in touched_ids or tool.declared_id not in by_id:
-                continue
-            rule = derive_owner(tool.plane, tool.module, rule_index)
-            new_owner = (rule.team_id, rule.pk) if rule else (None, None)
-            if (tool.owner_id, tool.owner_rule_id) != new_owner:
-                tool.owner_id, tool.owner_rule_id = new_owner
-                touched.append(tool)
+
+def _rederive_owners(
+    existing: dict[str, Tool],
+    manifest: Manifest,
+    rule_index: dict[tuple[str, str], OwnershipRule],
+    touched: list[Tool],
+) -> list[Tool]:
+    """Owners are derived: when the rules changed, re-derive them for every live tool that kept its declaration.
+    Returns the tools whose owner changed (in memory)."""
+    touched_ids = {t.pk for t in touched}
+    declared = {d.declared_id for d in manifest.tools}
+    moved: list[Tool] = []
+    for tool in existing.values():
+        if tool.pk in touched_ids or tool.declared_id not in declared:
+            continue
+        rule = derive_owner(tool.plane, tool.module, rule_index)
+        new_owner = (rule.team_id, rule.pk) if rule else (None, None)
+        if (tool.owner_id, tool.owner_rule_id) != new_owner:
+            tool.owner_id, tool.owner_rule_id = new_owner
+            moved.append(tool)
+    return moved
+
+
+# Every column an import may change on a stored tool.
+_TOOL_UPDATE_FIELDS = [
+    *DECLARED_FIELDS,
+    "content_hash",
+    "rag_text_sha256",
+    "canonical_key",
+    "llm_name",
+    "is_mutating",
+    "effective_policy_class",
+    "effective_retry_class",
+    "owner",
+    "owner_rule",
+    "retired_in",
+    "last_changed_revision",
+]
+
+
+def _save_tools(touched: list[Tool], changes: list[ToolChange]) -> None:
+    """Write the updated, revived, retired and re-owned tools, then every per-tool change, in batches."""
     if touched:
-        Tool.objects.bulk_update(
-            touched,
-            [
-                *DECLARED_FIELDS,
-                "content_hash",
-                "rag_text_sha256",
-                "canonical_key",
-                "llm_name",
-                "is_mutating",
-                "effective_policy_class",
-                "effective_retry_class",
-                "owner",
-                "owner_rule",
-                "retired_in",
-                "last_changed_revision",
-            ],
-            batch_size=500,
-        )
+        Tool.objects.bulk_update(touched, _TOOL_UPDATE_FIELDS, batch_size=500)
     ToolChange.objects.bulk_create(changes, batch_size=1000)
-    if {"profiles", "forcedFloors", "agents"} & set(config_changes):
-        _replace_config(manifest)
 
+
+def _count_and_review(revision: CatalogRevision, result: ImportResult, changes: list[ToolChange]) -> None:
+    """Fill in the revision's counts and safety-relevant changes; a revision that changes no safety-relevant
+    axis or section is approved by itself, and says so. Marks the tools whose safety axes changed."""
+    system = revision.system
     live = Tool.objects.filter(system=system).live()
     revision.tool_count = live.count()
     revision.business_tool_count = live.filter(plane=Plane.BUSINESS.value).count()
@@ -234,8 +336,7 @@ def _import_locked(*, raw: bytes, via: str, imported_by: User | None, actor: Act
     revision.changed_count = len(result.changed)
     result.safety_relevant = sorted(c.declared_id for c in changes if c.safety_relevant)
     revision.safety_change_count = len(result.safety_relevant)
-    # A revision that changes no safety-relevant axis or section is approved by itself, and says so.
-    safety_sections = sorted(set(SAFETY_RELEVANT_SECTIONS) & set(config_changes))
+    safety_sections = sorted(set(SAFETY_RELEVANT_SECTIONS) & set(result.config_changes))
     if not result.safety_relevant and not safety_sections:
         revision.review_state = ReviewState.APPROVED.value
         revision.auto_approved = True
@@ -243,19 +344,28 @@ def _import_locked(*, raw: bytes, via: str, imported_by: User | None, actor: Act
     safety_ids = set(result.safety_relevant)
     Tool.objects.filter(system=system, declared_id__in=safety_ids).update(safety_revision=revision)
 
-    # Findings are recomputed here, in the import transaction, so listing them is a plain query.
+
+def _store_findings(
+    manifest: Manifest,
+    revision: CatalogRevision,
+    teams: dict[str, Team],
+    rule_index: dict[tuple[str, str], OwnershipRule],
+    tool_pks: dict[str, int],
+) -> None:
+    """Findings are recomputed here, in the import transaction, so listing them is a plain query."""
     team_slugs = {t.pk: t.slug for t in teams.values()}
     owners = {}
     for d in manifest.tools:
         rule = derive_owner(d.plane, d.module, rule_index)
         owners[d.declared_id] = team_slugs[rule.team_id] if rule else None
-    tool_pks = {t.declared_id: t.pk for t in created}
-    tool_pks.update({t.declared_id: t.pk for t in existing.values()})
-    view = lint_view_from_manifest(manifest, owners, sibling_pairs_for(system))
+    view = lint_view_from_manifest(manifest, owners, sibling_pairs_for(manifest.system))
     findings_store(view=view, revision=revision, tool_pks=tool_pks)
 
-    state.current_revision = revision
-    state.save(update_fields=["current_revision"])
+
+def _audit_import(
+    actor: Actor, latest: CatalogRevision | None, revision: CatalogRevision, result: ImportResult
+) -> None:
+    """The revision's audit event, in the import transaction: what it added, removed, changed, and its review."""
     audit_record(
         actor=actor,
         action="catalog.revision.imported",
@@ -269,20 +379,19 @@ def _import_locked(*, raw: bytes, via: str, imported_by: User | None, actor: Act
             "removed": result.removed,
             "changed": result.changed,
             "safety_relevant": result.safety_relevant,
-            "config_sections": sorted(config_changes),
+            "config_sections": sorted(result.config_changes),
             "review_state": revision.review_state,
         },
     )
-    # New or changed embedded texts (and anything still missing a vector) go to the worker after commit.
-    embeddings_enqueue(tools_needing_vectors(system=system))
-    return result
 
 
 def _declared_of(tool: Tool) -> dict[str, Any]:
+    """The stored tool's declared axes, as a descriptor's `declared()` gives them (the diff's old side)."""
     return {name: getattr(tool, name) for name in DECLARED_FIELDS}
 
 
 def _apply(tool: Tool, descriptor: Descriptor, rule_index: dict[tuple[str, str], OwnershipRule]) -> None:
+    """Set a stored tool's declared and derived columns from its new declaration (in memory)."""
     for name, value in descriptor.declared().items():
         setattr(tool, name, value)
     tool.content_hash = descriptor.content_hash()
@@ -292,7 +401,8 @@ def _apply(tool: Tool, descriptor: Descriptor, rule_index: dict[tuple[str, str],
         setattr(tool, name, value)
 
 
-def _change(revision: CatalogRevision, tool: Tool, kind: ChangeKind, fields: dict[str, list[Any]]) -> ToolChange:
+def _change(revision: CatalogRevision, tool: Tool, kind: ChangeKind, fields: FieldChanges) -> ToolChange:
+    """The per-tool change row of this revision, with the safety-relevant axes among its changed fields."""
     relevant = safety_fields(fields)
     return ToolChange(
         revision=revision,
@@ -303,113 +413,3 @@ def _change(revision: CatalogRevision, tool: Tool, kind: ChangeKind, fields: dic
         safety_fields=relevant,
         safety_relevant=bool(relevant),
     )
-
-
-# --- configuration sections (teams, ownership, profiles, floors, agents) ----------------------------
-
-
-def _config_sections(manifest: Manifest) -> dict[str, Any]:
-    """The manifest's configuration as plain, order-independent values for comparison."""
-    return {
-        "teams": sorted(
-            ([t.id, t.name, t.oncall, t.channel, t.escalation] for t in manifest.teams), key=lambda x: x[0]
-        ),
-        "ownership": sorted([r.plane, r.module, r.team] for r in manifest.ownership),
-        "profiles": sorted(
-            ([p.id, p.clinical, sorted(p.availability), sorted(p.include)] for p in manifest.profiles),
-            key=lambda x: str(x[0]),
-        ),
-        "forcedFloors": sorted(([f.id, f.trigger, f.tools] for f in manifest.forced_floors), key=lambda x: str(x[0])),
-        "agents": sorted(([a.id, sorted(a.categories)] for a in manifest.agents), key=lambda x: str(x[0])),
-        "baselineCount": manifest.baseline_count,
-    }
-
-
-def _stored_sections(system: str, manifest_team_ids: list[str]) -> dict[str, Any]:
-    return {
-        # Teams are shared: compare only the teams this manifest declares.
-        "teams": sorted(
-            [t.slug, t.name, t.oncall, t.channel, t.escalation] for t in Team.objects.filter(slug__in=manifest_team_ids)
-        ),
-        "ownership": sorted(
-            [r.plane, r.module, r.team.slug] for r in OwnershipRule.objects.filter(system=system).select_related("team")
-        ),
-        "profiles": sorted(
-            (
-                [p.slug, p.clinical, sorted(p.availabilities), sorted(p.includes)]
-                for p in CatalogProfile.objects.filter(system=system)
-            ),
-            key=lambda x: str(x[0]),
-        ),
-        "forcedFloors": sorted(
-            ([f.slug, f.trigger, f.tool_ids] for f in ForcedFloor.objects.filter(system=system)),
-            key=lambda x: str(x[0]),
-        ),
-        "agents": sorted(
-            ([a.slug, sorted(a.categories)] for a in Agent.objects.filter(system=system)), key=lambda x: str(x[0])
-        ),
-    }
-
-
-def _config_changes(manifest: Manifest, latest: CatalogRevision | None) -> dict[str, Any]:
-    new = _config_sections(manifest)
-    if latest is None:  # a system's first import declares every section
-        old: dict[str, Any] = {k: ([] if k != "baselineCount" else None) for k in new}
-    else:
-        old = _stored_sections(manifest.system, [t.id for t in manifest.teams])
-        old["baselineCount"] = latest.baseline_count
-    return {k: {"old": old[k], "new": new[k]} for k in new if old[k] != new[k]}
-
-
-def _sync_teams(manifest: Manifest) -> dict[str, Team]:
-    teams = {t.slug: t for t in Team.objects.all()}
-    for declared in manifest.teams:
-        team = teams.get(declared.id)
-        values = {
-            "name": declared.name,
-            "oncall": declared.oncall,
-            "channel": declared.channel,
-            "escalation": declared.escalation,
-        }
-        if team is None:
-            teams[declared.id] = Team.objects.create(slug=declared.id, **values)
-        elif any(getattr(team, k) != v for k, v in values.items()):
-            for k, v in values.items():
-                setattr(team, k, v)
-            team.save()
-    return teams
-
-
-def _sync_ownership(manifest: Manifest, teams: dict[str, Team]) -> list[OwnershipRule]:
-    """Upsert the system's rules by (plane, module) so unchanged rules keep their ids."""
-    current = {(r.plane, r.module): r for r in OwnershipRule.objects.filter(system=manifest.system)}
-    wanted = {(r.plane, r.module): r.team for r in manifest.ownership}
-    stale = [r.pk for key, r in current.items() if key not in wanted]
-    if stale:
-        OwnershipRule.objects.filter(pk__in=stale).delete()
-    rules: list[OwnershipRule] = []
-    for key, team_slug in wanted.items():
-        team = teams[team_slug]
-        rule = current.get(key)
-        if rule is None:
-            rule = OwnershipRule.objects.create(system=manifest.system, plane=key[0], module=key[1], team=team)
-        elif rule.team_id != team.pk:
-            rule.team = team
-            rule.save(update_fields=["team"])
-        rules.append(rule)
-    return rules
-
-
-def _replace_config(manifest: Manifest) -> None:
-    system = manifest.system
-    CatalogProfile.objects.filter(system=system).delete()
-    CatalogProfile.objects.bulk_create(
-        CatalogProfile(system=system, slug=p.id, clinical=p.clinical, availabilities=p.availability, includes=p.include)
-        for p in manifest.profiles
-    )
-    ForcedFloor.objects.filter(system=system).delete()
-    ForcedFloor.objects.bulk_create(
-        ForcedFloor(system=system, slug=f.id, trigger=f.trigger, tool_ids=f.tools) for f in manifest.forced_floors
-    )
-    Agent.objects.filter(system=system).delete()
-    Agent.objects.bulk_create(Agent(system=system, slug=a.id, categories=a.categories) for a in manifest.agents)

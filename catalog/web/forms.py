@@ -5,6 +5,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from django import forms
+from django.conf import settings
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
@@ -12,6 +13,7 @@ from catalog.domain.ownership import UNOWNED
 from catalog.domain.rules import RULES
 from catalog.domain.vocabulary import Availability, Plane, PolicyClass, RetryClass, System
 from catalog.models import RevisionReview, Severity, Waiver
+from catalog.selectors.catalog import CatalogFilters
 from catalog.web.widgets import QuickSelect
 
 if TYPE_CHECKING:
@@ -117,22 +119,20 @@ class CatalogFilterForm(forms.Form):
         choice_field(self, "profile").choices = [("", _("—"))] + [(p, p) for p in facets["profiles"]]
         choice_field(self, "sort").choices = [("", "")] + [(s, s) for s in sorts] + [(f"-{s}", f"-{s}") for s in sorts]
 
-
-def catalog_filters(cleaned: dict[str, Any]) -> dict[str, Any]:
-    """CatalogFilters' values from CatalogFilterForm's cleaned values (a field not there counts as empty)."""
-    yes_no = {"yes": True, "no": False}
-    values: dict[str, Any] = {
-        k: cleaned.get(k) or ""
-        for k in ("q", "system", "plane", "module", "owner", "availability", "policy", "hitl", "retry")
-    }
-    values.update(
-        profile=cleaned.get("profile") or "",
-        findings=cleaned.get("findings") or "",
-        mutating=yes_no.get(cleaned.get("mutating") or ""),
-        signed_off=yes_no.get(cleaned.get("signed_off") or ""),
-        sort=cleaned.get("sort") or "id",
-    )
-    return values
+    def filters(self) -> CatalogFilters:
+        """What the submitted filters select. A form with any value that does not validate selects the whole
+        catalog, as a fresh page does (its errors show beside their fields)."""
+        if not self.is_bound or not self.is_valid():
+            return CatalogFilters()
+        # The fields are CatalogFilters' own names; only the yes/no choices and the default sort need reading.
+        yes_no = {"yes": True, "no": False}
+        values = dict(self.cleaned_data)
+        values.update(
+            mutating=yes_no.get(values["mutating"]),
+            signed_off=yes_no.get(values["signed_off"]),
+            sort=values["sort"] or "id",
+        )
+        return CatalogFilters(**values)
 
 
 class OwnerLookupForm(forms.Form):
@@ -143,7 +143,5 @@ class LanguageForm(forms.Form):
     language = forms.ChoiceField(choices=[])
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        from django.conf import settings
-
         super().__init__(*args, **kwargs)
         choice_field(self, "language").choices = list(settings.LANGUAGES)

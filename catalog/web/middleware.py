@@ -7,6 +7,8 @@ from collections.abc import Callable
 from django.http import HttpRequest, HttpResponse
 from django.utils import translation
 
+from catalog.models import UserPreference
+
 SESSION_KEY = "condor_language"
 
 
@@ -19,8 +21,6 @@ class UserLanguageMiddleware:
         if user is not None and user.is_authenticated:
             language = request.session.get(SESSION_KEY)
             if language is None:
-                from catalog.models import UserPreference
-
                 pref = UserPreference.objects.filter(user=user).values_list("language", flat=True).first()
                 language = pref or ""
                 request.session[SESSION_KEY] = language  # one query per session, not per request

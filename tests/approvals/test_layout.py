@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from tests.test_architecture import ROOT, imported_modules
+from tests.test_architecture import ROOT, imports_of
 
 PURE = ("approvals/domain.py", "approvals/display.py")
 
 
 def test_the_suspend_policy_and_hashing_have_no_django_imports() -> None:
     offenders = {
-        path: sorted(name for name in imported_modules(ROOT / path) if name == "django" or name.startswith("django."))
+        path: sorted(
+            i.module for i in imports_of(ROOT / path) if i.module == "django" or i.module.startswith("django.")
+        )
         for path in PURE
     }
     assert offenders == {path: [] for path in PURE}

@@ -6,9 +6,9 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from catalog.cards.domain import SOURCE_LOCALE, babel_locale, normalize_locale
-from catalog.cards.exports import bundle, export_catalogs
-from catalog.cards.selectors import locales
+from catalog.cards.domain.locales import SOURCE_LOCALE, babel_locale, normalize_locale
+from catalog.cards.selectors.exports import bundle, export_catalogs
+from catalog.cards.selectors.locales import locales
 
 
 class Command(BaseCommand):

@@ -6,7 +6,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from catalog.cards.imports import CardsImportError, cards_import
+from catalog.cards.services.imports import CardsImportError, cards_import
 from catalog.core.audit import Actor
 
 

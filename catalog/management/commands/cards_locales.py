@@ -4,9 +4,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from catalog.cards.domain import plural_spec
-from catalog.cards.selectors import completion, locales
-from catalog.cards.services import CardsRefused, locale_add
+from catalog.cards.domain.locales import plural_spec
+from catalog.cards.selectors.locales import completion, locales
+from catalog.cards.services.translations import CardsRefused, locale_add
 from catalog.core.audit import Actor
 
 

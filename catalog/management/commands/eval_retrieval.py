@@ -5,7 +5,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from catalog.rag.quality import DEFAULT_CASES, CasesError, retrieval_evaluate
+from catalog.rag.domain.cases import CasesError
+from catalog.rag.services.evaluation import DEFAULT_CASES, retrieval_evaluate
 
 
 class Command(BaseCommand):

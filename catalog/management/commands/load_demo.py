@@ -8,7 +8,7 @@ from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from catalog.cards.demo import cards_demo_load
+from catalog.cards.services.demo import cards_demo_load
 from catalog.core import roles
 from catalog.domain.manifest import ManifestError
 from catalog.services.imports import catalog_import

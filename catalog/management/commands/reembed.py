@@ -7,8 +7,9 @@ from tqdm import tqdm
 
 from catalog.models import ToolEmbedding
 from catalog.rag.embedders import get_embedder
-from catalog.rag.siblings_store import sibling_findings_refresh
-from catalog.rag.vectors import batches, embeddable_tools, embedding_status, embeddings_refresh, tools_needing_vectors
+from catalog.rag.selectors.vectors import embeddable_tools, embedding_status, tools_needing_vectors
+from catalog.rag.services.siblings import sibling_findings_refresh
+from catalog.rag.services.vectors import batches, embeddings_refresh
 
 
 class Command(BaseCommand):

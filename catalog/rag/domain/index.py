@@ -1,0 +1,113 @@
+"""The retrieval index as plain values: each system's live tools with the state of their vector, the matrix of
+current vectors, the forced floors, and plan eligibility per profile.
+
+Built from the database by `catalog.rag.selectors.index` and kept in process while the catalog and the vectors
+hold still; everything here depends on the declarations only, so it is computed once per index, not per prompt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from catalog.domain.budget import ManifestLine, manifest_line_of
+from catalog.domain.profiles import is_plan_eligible
+
+# The state of a tool's vector for the configured model.
+CURRENT = "current"  # made from the text the tool has now
+STALE = "stale"  # made from an older text
+MISSING = "missing"  # not embedded yet
+NO_TEXT = "no-text"  # nothing to embed: never a retrieval candidate
+
+
+def vector_state(text_sha256: str, vector_text_sha256: str | None) -> str:
+    """`text_sha256`: the hash of the tool's text now ("" when it has none); `vector_text_sha256`: the hash of
+    the text its stored vector came from (None when it has no vector)."""
+    if not text_sha256:
+        return NO_TEXT
+    if vector_text_sha256 is None:
+        return MISSING
+    return CURRENT if vector_text_sha256 == text_sha256 else STALE
+
+
+@dataclass(frozen=True)
+class IndexedTool:
+    pk: int
+    system: str
+    declared_id: str
+    key: str
+    plane: str
+    availability: str
+    always_include: bool
+    rag_description: str
+    description: str
+    instruction_fragment: str | None
+    input_schema: dict[str, Any] | None
+    has_text: bool
+    row: int | None  # row in the system's vector matrix; None when missing or stale
+    vector_state: str  # CURRENT | STALE | MISSING | NO_TEXT
+
+
+@dataclass(frozen=True)
+class IndexedProfile:
+    """A catalog profile as eligibility needs it."""
+
+    slug: str
+    system: str
+    availabilities: Sequence[str]
+    includes: Sequence[str]
+
+
+@dataclass
+class SystemIndex:
+    tools: list[IndexedTool]
+    by_key: dict[str, IndexedTool]
+    matrix: np.ndarray  # current vectors only, rows in `rows` order
+    rows: list[IndexedTool]
+    floors: list[tuple[str, str, list[str]]]  # (slug, trigger, tool ids)
+    revision: object
+    _eligible: dict[str, tuple[dict[str, bool], np.ndarray]] = field(default_factory=dict)
+
+    @cached_property
+    def registry(self) -> dict[str, str]:
+        """Canonical key → declared id, for ordering candidates."""
+        return {t.key: t.declared_id for t in self.tools}
+
+    @cached_property
+    def always_included(self) -> list[str]:
+        return [t.declared_id for t in self.tools if t.always_include]
+
+    @cached_property
+    def manifest_lines(self) -> dict[str, ManifestLine]:
+        """Each tool's manifest line by canonical key: it depends on the declaration only, so once per index."""
+        return {t.key: manifest_line_of(t) for t in self.tools}
+
+    def eligibility(self, profile: IndexedProfile) -> tuple[dict[str, bool], np.ndarray]:
+        """Plan eligibility under a profile: per key, and as a mask over the vector rows (cached per profile)."""
+        cached = self._eligible.get(profile.slug)
+        if cached is None:
+            by_key = {
+                t.key: is_plan_eligible(
+                    plane=t.plane,
+                    availability=t.availability,
+                    declared_id=t.declared_id,
+                    profile_availabilities=profile.availabilities,
+                    profile_includes=profile.includes,
+                )
+                for t in self.tools
+            }
+            cached = (by_key, np.array([by_key[t.key] for t in self.rows], dtype=bool))
+            self._eligible[profile.slug] = cached
+        return cached
+
+
+@dataclass
+class RagIndex:
+    version: tuple[object, ...]
+    model_id: str
+    systems: dict[str, SystemIndex]
+    profiles: dict[str, IndexedProfile]

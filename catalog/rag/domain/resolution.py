@@ -1,0 +1,154 @@
+"""One resolution over an index: a prompt's vector and a profile → one immutable snapshot, in the seed's order.
+
+1. candidates: business plane, plan-eligible under the profile, cosine of the prompt against current
+   vectors, top-k above a minimum score (activation reason `rag-retrieved` with its score);
+2. policy additions (forced floors whose trigger is set, then alwaysInclude tools) are prepended;
+3. ids normalized to canonical registry keys, reasons moved with them, duplicates collapsed, unknown ids
+   dropped and reported;
+4. each candidate's manifest line (the shared byte-truncation routine) and the total bytes;
+5. under a byte budget the ladder sheds from the tail; floors are shed last.
+
+`why_not` then says, for any tool, which of these steps kept it out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from catalog.domain.keys import canonical_key
+from catalog.domain.snapshot import Candidate, candidate_set_id, order_candidates, shed_to_budget
+from catalog.domain.vocabulary import Plane
+from catalog.rag.domain.index import MISSING, NO_TEXT, STALE, IndexedProfile, IndexedTool, SystemIndex
+from catalog.rag.domain.ranking import Hit, LazyRanks, policy_additions, rag_hits, rank_prompt
+
+POLICY_ONLY = "policy-only (no current vectors)"
+TOOL_RAG = "tool-rag"
+
+
+@dataclass(frozen=True)
+class Request:
+    """What the caller asked for, checked: `query` is the prompt's vector, None when there is nothing to rank
+    (an empty prompt, or no current vectors in the system)."""
+
+    system: str
+    profile: IndexedProfile
+    model_id: str
+    query: np.ndarray | None
+    attachments: bool
+    multi_entity_intake: bool
+    top_k: int
+    min_score: float
+    byte_budget: int | None
+
+
+@dataclass
+class Snapshot:
+    candidate_set_id: str
+    source: str
+    model_id: str
+    system: str
+    profile: str
+    catalog_revision: object
+    tool_ids: list[str]
+    candidates: list[Candidate]
+    rag_descriptions: dict[str, str]
+    activation_reasons: dict[str, list[str]]
+    manifest_lines: dict[str, str]
+    manifest_bytes: dict[str, int]
+    total_bytes: int
+    shed: list[Candidate] = field(default_factory=list)
+    dropped: list[dict[str, str]] = field(default_factory=list)
+    ranking: list[Hit] = field(default_factory=list)  # the best eligible tools with a vector, by score
+    ranks: LazyRanks | None = field(default=None, repr=False)  # any eligible tool's Hit, on demand
+    top_k: int = 0
+    min_score: float = 0.0
+    byte_budget: int | None = None
+    index: SystemIndex | None = field(default=None, repr=False)  # what the snapshot was resolved over (why-not)
+
+
+def assemble_snapshot(index: SystemIndex, request: Request) -> Snapshot:
+    """Steps 1 to 5 over the system's index."""
+    eligibility, row_mask = index.eligibility(request.profile)
+    ranking: list[Hit] = []
+    ranks: LazyRanks | None = None
+    if request.query is not None and index.rows:
+        ranking, ranks = rank_prompt(index, row_mask, request.query, top_k=request.top_k)
+    ordered = order_candidates(
+        policy_additions=policy_additions(
+            index, attachments=request.attachments, multi_entity_intake=request.multi_entity_intake
+        ),
+        rag_hits=rag_hits(ranking, top_k=request.top_k, min_score=request.min_score),
+        registry=index.registry,
+        eligible=eligibility,
+    )
+    lines = {c.key: index.manifest_lines[c.key] for c in ordered.candidates}
+    kept, shed = shed_to_budget(ordered.candidates, {k: v.bytes for k, v in lines.items()}, request.byte_budget)
+    keys = [c.key for c in kept]
+    return Snapshot(
+        candidate_set_id=candidate_set_id(keys, [request.system, index.revision, request.model_id]),
+        source=TOOL_RAG if index.rows else POLICY_ONLY,
+        model_id=request.model_id,
+        system=request.system,
+        profile=request.profile.slug,
+        catalog_revision=index.revision,
+        tool_ids=keys,
+        candidates=kept,
+        rag_descriptions={c.key: index.by_key[c.key].rag_description for c in kept},
+        activation_reasons={c.key: list(c.reasons) for c in kept},
+        manifest_lines={k: lines[k].text for k in keys},
+        manifest_bytes={k: lines[k].bytes for k in keys},
+        total_bytes=sum(lines[k].bytes for k in keys),
+        shed=shed,
+        dropped=[{"toolId": d.tool_id, "reason": d.reason} for d in ordered.dropped],
+        ranking=ranking,
+        ranks=ranks,
+        top_k=request.top_k,
+        min_score=request.min_score,
+        byte_budget=request.byte_budget,
+        index=index,
+    )
+
+
+_CANNOT_RETRIEVE = {
+    MISSING: "it has no vector yet (the worker has not embedded it)",
+    STALE: "its vector is stale (its text changed since it was embedded)",
+    NO_TEXT: "it has no ragDescription or ragKeywords to embed",
+}
+
+
+def why_not(snapshot: Snapshot, expected: str) -> str:
+    """Which filter kept `expected` out of the snapshot (or where it is in it), in one sentence."""
+    key = canonical_key(expected)
+    if key in snapshot.tool_ids:
+        position = snapshot.tool_ids.index(key) + 1
+        reasons = ", ".join(snapshot.activation_reasons[key])
+        return f"{expected} is in the set at position {position} ({reasons})."
+    if any(c.key == key for c in snapshot.shed):
+        return f"{expected} was retrieved but shed by the byte budget ({snapshot.byte_budget} bytes) from the tail."
+    tool = snapshot.index.by_key.get(key) if snapshot.index else None
+    if tool is None:
+        return f"{expected} is not a live {snapshot.system} tool (unknown id, or retired)."
+    if tool.plane != Plane.BUSINESS.value:
+        return f"{tool.declared_id} is on the {tool.plane} plane: only business tools are candidates."
+    hit = snapshot.ranks.get(key) if snapshot.ranks is not None else None
+    if hit is None:
+        return _not_ranked(snapshot, tool)
+    if hit.rank > snapshot.top_k:
+        return (
+            f"{tool.declared_id} ranked {hit.rank} with score {hit.score:.3f}, below the top {snapshot.top_k}: "
+            "harden its ragDescription / ragKeywords for prompts like this one."
+        )
+    return (
+        f"{tool.declared_id} ranked {hit.rank} but its score {hit.score:.3f} is below the minimum "
+        f"{snapshot.min_score:.2f}."
+    )
+
+
+def _not_ranked(snapshot: Snapshot, tool: IndexedTool) -> str:
+    """A business tool with no rank under this prompt: it has no current vector, or the profile excludes it."""
+    detail = _CANNOT_RETRIEVE.get(tool.vector_state)
+    if detail is not None:
+        return f"{tool.declared_id} cannot be retrieved: {detail}."
+    return f"{tool.declared_id} is not plan-eligible under the profile {snapshot.profile} ({tool.availability})."

@@ -1,0 +1,1 @@
+"""Tool-RAG reads: what the stored vectors say, and snapshot resolution over them."""

@@ -1,0 +1,1 @@
+"""Tool-RAG writes: vectors, sibling findings and retrieval evaluation runs."""

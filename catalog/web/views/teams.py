@@ -1,0 +1,27 @@
+"""The teams that own tools, and one team's tools and ownership rules."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+
+from catalog.core.access import page
+from catalog.models import Team
+from catalog.selectors.catalog import CatalogFilters, catalog_tools
+from catalog.selectors.teams import teams_overview
+
+
+@page("teams")
+def teams_page(request: HttpRequest) -> HttpResponse:
+    return render(request, "catalog/teams.html", {"teams": teams_overview()})
+
+
+@page("team")
+def team_page(request: HttpRequest, slug: str) -> HttpResponse:
+    team = get_object_or_404(Team, slug=slug)
+    filters = CatalogFilters(owner=slug)
+    return render(
+        request,
+        "catalog/team.html",
+        {"team": team, "tools": catalog_tools(filters), "rules": team.ownership_rules.order_by("system", "plane")},
+    )

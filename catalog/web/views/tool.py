@@ -1,0 +1,40 @@
+"""One tool's page: declared beside effective axes, its findings and waivers."""
+
+from __future__ import annotations
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils import timezone
+
+from catalog.core.access import page
+from catalog.core.permissions import is_safety_officer
+from catalog.domain.rules import RULES
+from catalog.models import Tool
+from catalog.selectors.governance import findings_list
+from catalog.selectors.tool import tool_page
+from catalog.web.forms import WaiverForm
+
+
+@page("tool")
+def tool_view(request: HttpRequest, system: str, declared_id: str) -> HttpResponse:
+    try:
+        data = tool_page(system, declared_id)
+    except Tool.DoesNotExist as exc:
+        raise Http404(f"no tool {declared_id!r} in {system}") from exc
+    findings = list(findings_list(tool_id=data.tool.pk))
+    waivable = sorted({f.rule for f in findings if RULES[f.rule].waivable and f.waived_until is None})
+    officer = is_safety_officer(request.user)
+    return render(
+        request,
+        "catalog/tool.html",
+        {
+            "page": data,
+            "tool": data.tool,
+            "findings": findings,
+            "waivers": data.tool.waivers.select_related("granted_by", "revoked_by").order_by("-created_at"),
+            "now": timezone.now(),
+            "may_waive": officer and bool(waivable),
+            "may_revoke": officer,
+            "form": WaiverForm(rules=waivable),
+        },
+    )

@@ -1,0 +1,61 @@
+"""The demo catalog with its vectors, and an embedder that counts what it was asked to embed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+import pytest
+
+from catalog.rag import embedders
+from catalog.rag.selectors import resolution
+from catalog.rag.selectors.vectors import embeddable_tools
+from catalog.rag.services import vectors
+from catalog.rag.services.vectors import embeddings_refresh
+from catalog.services.imports import catalog_import
+from tests.conftest import ROOT, tasks_in_process
+
+DEMO = ROOT / "catalog" / "demo"
+
+
+class CountingEmbedder:
+    """The configured (real) embedder, counting calls and texts: the tests assert what was re-embedded."""
+
+    def __init__(self, inner: embedders.Embedder) -> None:
+        self.inner = inner
+        self.model_id = inner.model_id
+        self.calls: list[list[str]] = []
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls.append(list(texts))
+        return self.inner.embed(texts)
+
+    @property
+    def texts(self) -> int:
+        return sum(len(c) for c in self.calls)
+
+
+@pytest.fixture
+def counting_embedder(monkeypatch: pytest.MonkeyPatch) -> CountingEmbedder:
+    counter = CountingEmbedder(embedders.get_embedder())
+    for module in (embedders, vectors, resolution):
+        monkeypatch.setattr(module, "get_embedder", lambda: counter)
+    return counter
+
+
+@pytest.fixture(autouse=True)
+def _in_process_celery() -> Iterator[None]:
+    with tasks_in_process():
+        yield
+
+
+def import_demo() -> None:
+    for name in ("condor.json", "tucan.json"):
+        catalog_import(raw=(DEMO / name).read_bytes(), via="test")
+
+
+@pytest.fixture
+def demo_embedded(db: Any) -> None:
+    import_demo()
+    embeddings_refresh(list(embeddable_tools().values_list("pk", flat=True)))

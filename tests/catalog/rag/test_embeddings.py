@@ -1,0 +1,155 @@
+"""What the worker re-embeds: exactly the tools whose embedded text changed, never a duplicate row."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from catalog.models import Finding, Tool, ToolEmbedding
+from catalog.rag.selectors.vectors import embedding_status, tools_needing_vectors
+from catalog.rag.services.siblings import sibling_findings_refresh
+from catalog.rag.services.vectors import embeddings_refresh
+from catalog.rag.tasks import embed_tools, sweep_embeddings
+from catalog.services.imports import catalog_import
+
+from .conftest import DEMO, CountingEmbedder
+
+
+def demo_condor() -> dict[str, Any]:
+    return json.loads((DEMO / "condor.json").read_text())
+
+
+def reimport(manifest: dict[str, Any], django_capture_on_commit_callbacks: Any) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        catalog_import(raw=json.dumps(manifest).encode(), via="test")
+
+
+def find(manifest: dict[str, Any], tool_id: str) -> dict[str, Any]:
+    return next(t for t in manifest["tools"] if t["id"] == tool_id)
+
+
+@pytest.mark.django_db
+def test_an_import_embeds_every_tool_once_in_a_few_batched_calls(
+    counting_embedder: CountingEmbedder, django_capture_on_commit_callbacks: Any, settings: Any
+) -> None:
+    settings.CONDOR_EMBED_BATCH = 32
+    reimport(demo_condor(), django_capture_on_commit_callbacks)
+    live = Tool.objects.live().exclude(rag_text_sha256="").count()
+    assert counting_embedder.texts == live
+    assert len(counting_embedder.calls) == -(-live // 32)  # batches, not one call per tool
+    status = embedding_status()
+    assert (status.embedded, status.stale, status.missing) == (live, 0, 0)
+
+
+@pytest.mark.django_db
+def test_changing_one_ragdescription_re_embeds_exactly_that_tool(
+    counting_embedder: CountingEmbedder, django_capture_on_commit_callbacks: Any
+) -> None:
+    manifest = demo_condor()
+    reimport(manifest, django_capture_on_commit_callbacks)
+    before = dict(ToolEmbedding.objects.values_list("tool__declared_id", "text_sha256"))
+    counting_embedder.calls.clear()
+
+    changed = copy.deepcopy(manifest)
+    find(changed, "listVitals")["ragDescription"] += " Includes the respiratory rate."
+    reimport(changed, django_capture_on_commit_callbacks)
+
+    assert len(counting_embedder.calls) == 1
+    [texts] = counting_embedder.calls
+    assert len(texts) == 1 and "respiratory rate" in texts[0]
+    after = dict(ToolEmbedding.objects.values_list("tool__declared_id", "text_sha256"))
+    assert {k for k in after if after[k] != before[k]} == {"listVitals"}
+    assert ToolEmbedding.objects.count() == len(before)  # updated in place, not duplicated
+
+
+@pytest.mark.django_db
+def test_changing_a_keyword_re_embeds_but_a_non_embedded_field_does_not(
+    counting_embedder: CountingEmbedder, django_capture_on_commit_callbacks: Any
+) -> None:
+    manifest = demo_condor()
+    reimport(manifest, django_capture_on_commit_callbacks)
+    counting_embedder.calls.clear()
+
+    only_owner_facing = copy.deepcopy(manifest)
+    find(only_owner_facing, "listVitals")["outputInstructions"] = "Show the newest reading first."
+    find(only_owner_facing, "recordVitals")["retryClass"] = "none"
+    reimport(only_owner_facing, django_capture_on_commit_callbacks)
+    assert counting_embedder.calls == []
+
+    keyword = copy.deepcopy(only_owner_facing)
+    find(keyword, "recordVitals")["ragKeywords"]["de"].append("Puls eintragen")
+    reimport(keyword, django_capture_on_commit_callbacks)
+    assert [len(c) for c in counting_embedder.calls] == [1]
+    assert "Puls eintragen" in counting_embedder.calls[0][0]
+
+
+@pytest.mark.django_db
+def test_a_redelivered_task_embeds_nothing(counting_embedder: CountingEmbedder, demo_embedded: None) -> None:
+    ids = list(Tool.objects.filter(system="condor").values_list("pk", flat=True)[:5])
+    counting_embedder.calls.clear()
+    assert embed_tools(ids) == 0
+    assert counting_embedder.calls == []
+
+
+@pytest.mark.django_db
+def test_the_sweep_queues_missing_and_stale_vectors_and_a_new_model_counts_as_missing(
+    counting_embedder: CountingEmbedder, demo_embedded: None
+) -> None:
+    vitals = Tool.objects.get(system="condor", declared_id="listVitals")
+    ToolEmbedding.objects.filter(tool=vitals).update(text_sha256="0" * 64)  # stale
+    ToolEmbedding.objects.filter(tool__declared_id="recordVitals").delete()  # missing
+    status = embedding_status()
+    assert (status.stale, status.missing) == (1, 1)
+    counting_embedder.calls.clear()
+    assert sweep_embeddings() == 2
+    assert sum(len(c) for c in counting_embedder.calls) == 2
+    assert embedding_status().stale == embedding_status().missing == 0
+
+    other_model = tools_needing_vectors(model_id="another-model@1")
+    assert len(other_model) == Tool.objects.live().exclude(rag_text_sha256="").count()
+
+
+@pytest.mark.django_db
+def test_status_and_needing_are_one_query_each(demo_embedded: None) -> None:
+    with CaptureQueriesContext(connection) as queries:
+        embedding_status()
+        tools_needing_vectors()
+    assert len(queries) == 2
+
+
+@pytest.mark.django_db
+def test_the_demo_siblings_are_flagged_on_both_tools(demo_embedded: None) -> None:
+    for system in ("condor", "tucan"):
+        sibling_findings_refresh(system)
+    flagged = {(f.tool.declared_id, f.details["other"]) for f in Finding.objects.filter(rule="sibling-near-duplicate")}
+    # The demo plants two tools with the same ragDescription + keywords in each system.
+    assert ("listVisits", "listEncounters") in flagged and ("listEncounters", "listVisits") in flagged
+    assert ("list-encounters", "list-fhir-encounters") in flagged
+    message = Finding.objects.filter(rule="sibling-near-duplicate", tool__declared_id="listVisits").get().message
+    assert "listEncounters" in message and "anti-synonyms" in message
+
+
+@pytest.mark.django_db
+def test_an_import_keeps_sibling_findings_of_tools_whose_text_did_not_change(
+    demo_embedded: None, django_capture_on_commit_callbacks: Any, counting_embedder: CountingEmbedder
+) -> None:
+    sibling_findings_refresh("condor")
+    manifest = demo_condor()
+    find(manifest, "recordVitals")["retryClass"] = "none"
+    reimport(manifest, django_capture_on_commit_callbacks)
+    assert Finding.objects.filter(rule="sibling-near-duplicate", tool__declared_id="listVisits").exists()
+
+
+@pytest.mark.django_db
+def test_refresh_skips_tools_without_text(counting_embedder: CountingEmbedder, demo_embedded: None) -> None:
+    tool = Tool.objects.filter(system="condor").first()
+    assert tool is not None
+    Tool.objects.filter(pk=tool.pk).update(rag_text_sha256="")
+    counting_embedder.calls.clear()
+    result = embeddings_refresh([tool.pk])
+    assert result.embedded == [] and counting_embedder.calls == []

@@ -1,0 +1,154 @@
+"""POST /api/v1/rag/resolve as the runtime calls it, on the demo catalog with real vectors."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.db.models import Max
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from catalog.domain.budget import manifest_line_of
+from catalog.models import Tool, ToolEmbedding
+from catalog.rag.selectors.index import _vectors_version, rag_index
+
+URL = "/api/v1/rag/resolve"
+
+
+@pytest.fixture
+def resolve(demo_embedded: None, make_token: Callable[..., str], client: Client) -> Callable[..., Any]:
+    token = make_token("runtime-rag", scopes=("rag",))
+
+    def call(expect: int = 200, **body: Any) -> dict[str, Any]:
+        payload = {"profile": "clinical-production", **body}
+        response = client.post(URL, payload, content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {token}")
+        assert response.status_code == expect, response.content
+        return response.json()
+
+    return call
+
+
+def test_a_clinicians_prompt_retrieves_the_tool_it_needs(resolve: Callable[..., Any]) -> None:
+    snapshot = resolve(prompt="Blutdruck und Puls eintragen")
+    assert "record.vitals" in snapshot["toolIds"]
+    assert snapshot["activationReasons"]["record.vitals"] == ["rag-retrieved"]
+    assert snapshot["source"] == "tool-rag"
+    assert snapshot["candidateSetId"].startswith("cs_")
+    first = snapshot["candidates"][0]
+    assert first["rank"] == 1 and first["score"] > 0
+    assert 120 <= first["manifestBytes"] <= 300
+    assert snapshot["totalBytes"] == sum(c["manifestBytes"] for c in snapshot["candidates"])
+    assert snapshot["ragDescriptions"]["record.vitals"].startswith("USE WHEN")
+
+
+def test_the_same_request_gives_the_same_snapshot_id(resolve: Callable[..., Any]) -> None:
+    a = resolve(prompt="show the medication list")
+    b = resolve(prompt="show the medication list")
+    assert a["candidateSetId"] == b["candidateSetId"] and a["toolIds"] == b["toolIds"]
+
+
+def test_floors_lead_the_set_when_their_trigger_is_set(resolve: Callable[..., Any]) -> None:
+    plain = resolve(prompt="list the vitals", topK=3)
+    assert not any(r.startswith("forced-floor") for rs in plain["activationReasons"].values() for r in rs)
+    snapshot = resolve(prompt="list the vitals", topK=3, attachments=True, multiEntityIntake=True)
+    ids = snapshot["toolIds"]
+    # attachments floor, then the intake floor (the demo's declared order), then the RAG hits
+    assert ids[:2] == ["read.attachment", "extract.document.text"]
+    assert ids[2:6] == ["list.vitals", "record.vitals", "list.allergies", "list.active.medications"]
+    assert snapshot["activationReasons"]["list.vitals"][0] == "forced-floor:intake-floor"
+    assert "rag-retrieved" in snapshot["activationReasons"]["list.vitals"]  # a hit keeps its reason too
+    assert len(ids) == len(set(ids))
+
+
+def test_a_byte_budget_sheds_rag_hits_from_the_tail_before_any_floor(resolve: Callable[..., Any]) -> None:
+    full = resolve(prompt="Termin nächste Woche buchen", topK=8, attachments=True)
+    floor_bytes = sum(c["manifestBytes"] for c in full["candidates"][:2])
+    budget = floor_bytes + full["candidates"][2]["manifestBytes"]
+    tight = resolve(prompt="Termin nächste Woche buchen", topK=8, attachments=True, byteBudget=budget)
+    assert tight["toolIds"] == full["toolIds"][:3]
+    assert [s["toolId"] for s in tight["shed"]] == list(reversed(full["toolIds"][3:]))
+    assert tight["totalBytes"] <= budget
+    assert tight["candidateSetId"] != full["candidateSetId"]
+
+
+def test_demo_only_tools_are_not_candidates_under_the_clinical_profile(resolve: Callable[..., Any]) -> None:
+    prompt = "generate a demo patient for the training session"
+    clinical = resolve(prompt=prompt, topK=10, whyNot=["generateDemoPatient"])
+    assert "generate.demo.patient" not in clinical["toolIds"]
+    assert "not plan-eligible under the profile clinical-production" in clinical["whyNot"]["generateDemoPatient"]
+    demo = resolve(prompt=prompt, profile="demo", topK=10)
+    assert "generate.demo.patient" in demo["toolIds"]
+
+
+def test_why_not_names_the_filter(resolve: Callable[..., Any]) -> None:
+    snapshot = resolve(
+        prompt="Blutdruck eintragen", topK=2, whyNot=["resolveReferent", "noSuchTool", "createInvoiceDraft"]
+    )
+    why = snapshot["whyNot"]
+    assert "only business tools are candidates" in why["resolveReferent"]
+    assert "not a live condor tool" in why["noSuchTool"]
+    assert "below the top 2" in why["createInvoiceDraft"] and "ranked" in why["createInvoiceDraft"]
+
+
+def test_a_stale_vector_is_not_retrieved_and_why_not_says_so(resolve: Callable[..., Any]) -> None:
+    ToolEmbedding.objects.filter(tool__declared_id="recordVitals").update(text_sha256="0" * 64)
+    snapshot = resolve(prompt="Blutdruck und Puls eintragen", whyNot=["recordVitals"])
+    assert "record.vitals" not in snapshot["toolIds"]
+    assert "stale" in snapshot["whyNot"]["recordVitals"]
+
+
+def test_refusals_say_what_to_fix(resolve: Callable[..., Any], client: Client) -> None:
+    assert "not a catalog profile" in resolve(422, prompt="x", profile="nope")["detail"]
+    assert resolve(422, prompt="x", topK=0)["errors"]
+    assert resolve(422, prompt="")["errors"]
+    assert "no imported catalog" in resolve(422, prompt="x", system="nope")["detail"]
+    assert "prompt" in " ".join(resolve(422, prompt="Blutdruck \ud800")["errors"])  # a lone surrogate is no text
+    anonymous = client.post(URL, {"prompt": "x", "profile": "demo"}, content_type="application/json")
+    assert anonymous.status_code == 401
+
+
+def test_a_token_without_the_rag_scope_is_refused(demo_embedded: None, make_token: Any, client: Client) -> None:
+    token = make_token("catalog-only", scopes=("catalog",))
+    response = client.post(
+        URL,
+        {"prompt": "x", "profile": "demo"},
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {token}",
+    )
+    assert response.status_code in (401, 403)
+
+
+def test_a_warm_resolve_reads_little(resolve: Callable[..., Any]) -> None:
+    resolve(prompt="warm the index")
+    with CaptureQueriesContext(connection) as queries:
+        resolve(prompt="Blutdruck eintragen")
+    # token lookup + catalog version + vectors version; the index itself is cached in process
+    assert len(queries) <= 4, [q["sql"] for q in queries.captured_queries]
+
+
+def test_the_cached_index_is_rebuilt_when_a_vector_is_re_embedded(resolve: Callable[..., Any]) -> None:
+    """The index is kept while its version holds: the catalog's, and the newest vector's time and id."""
+    model_id = ToolEmbedding.objects.values_list("model_id", flat=True).first()
+    assert model_id is not None
+    expected = ToolEmbedding.objects.filter(model_id=model_id).aggregate(last=Max("embedded_at"), top=Max("pk"))
+    assert _vectors_version(model_id) == (expected["last"], expected["top"])
+    assert _vectors_version("no-such-model") == (None, None)
+    resolve(prompt="Blutdruck eintragen")
+    before = rag_index(model_id)
+    assert rag_index(model_id) is before
+    ToolEmbedding.objects.filter(pk=expected["top"]).update(embedded_at=expected["last"] + timedelta(seconds=1))
+    assert rag_index(model_id) is not before
+
+
+def test_each_candidate_carries_the_manifest_line_of_its_declaration(resolve: Callable[..., Any]) -> None:
+    for prompt in ("Blutdruck eintragen", "prescribe amoxicillin"):  # the second call reuses the index's lines
+        snapshot = resolve(prompt=prompt)
+        assert snapshot["candidates"]
+        for candidate in snapshot["candidates"]:
+            tool = Tool.objects.live().get(system=snapshot["system"], declared_id=candidate["declaredId"])
+            line = manifest_line_of(tool)
+            assert (candidate["manifestLine"], candidate["manifestBytes"]) == (line.text, line.bytes)

@@ -1,0 +1,70 @@
+"""A safety officer's day, in a real browser: filter findings, sign off a revision, waive a finding."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+
+from catalog.models import CatalogRevision, Waiver
+from tests.integration.browser.conftest import sign_in
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def demo_loaded(transactional_db: Any) -> None:
+    call_command("load_demo", stdout=io.StringIO())
+
+
+def test_findings_filter_updates_the_table_and_the_url(
+    live_server: Any, demo_loaded: None, page: Any, screenshot: Any
+) -> None:
+    sign_in(page, live_server.url, "safety")
+    page.click("nav >> text=Findings")
+    assert page.locator("#results tbody tr").count() == 50  # first page
+    screenshot("findings")
+    page.select_option("select[name=rule]", "uuid-output-instruction")
+    page.wait_for_url("**rule=uuid-output-instruction**")
+    rows = page.locator("#results tbody tr")
+    rows.first.wait_for()
+    assert rows.count() == 4
+    assert "listPendingLabOrders" in page.locator("#results").inner_text()
+    screenshot("findings-filtered")
+
+
+def test_officer_signs_off_the_condor_revision(live_server: Any, demo_loaded: None, page: Any, screenshot: Any) -> None:
+    sign_in(page, live_server.url, "safety")
+    page.goto(live_server.url + "/revisions/")
+    page.click("text=condor r1")
+    assert page.locator("tr.safety").count() > 0  # safety-relevant changes highlighted
+    page.check("input[value=approved]")
+    page.fill("#id_comment", "Reviewed tiers, floors and the control-plane include.")
+    screenshot("revision-sign-off")
+    page.click("text=Record decision")
+    page.wait_for_load_state()
+    assert "Reviewed tiers, floors" in page.content()
+    assert CatalogRevision.objects.get(system="condor", number=1).review_state == "approved"
+    screenshot("revision-approved")
+
+
+def test_officer_waives_a_finding(live_server: Any, demo_loaded: None, page: Any, screenshot: Any) -> None:
+    sign_in(page, live_server.url, "safety")
+    page.goto(live_server.url + "/tools/condor/recordPayment/")
+    page.select_option("#id_rule", "retry-declared-on-mutating")
+    page.fill("#id_justification", "Billing gateway dedupes by payment id until the descriptor fix ships.")
+    page.click("text=Grant waiver")
+    page.wait_for_load_state()
+    assert page.locator("text=waived by safety until").count() == 1
+    assert Waiver.objects.get().rule == "retry-declared-on-mutating"
+    screenshot("tool-waived")
+
+
+def test_other_roles_do_not_see_the_forms(live_server: Any, demo_loaded: None, page: Any) -> None:
+    sign_in(page, live_server.url, "oncall")
+    page.goto(live_server.url + "/revisions/condor/1/")
+    assert page.locator("text=Sign off this revision").count() == 0
+    page.goto(live_server.url + "/tools/condor/recordPayment/")
+    assert page.locator("text=Grant waiver").count() == 0
