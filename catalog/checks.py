@@ -63,7 +63,7 @@ def active_profile_gate(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
 
 @register(Tags.security, deploy=True)
 def signin_throttle_is_shared(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
-    """`check --deploy`: sign-in lockouts need one cache for every server process (catalog/signin.py)."""
+    """`check --deploy`: sign-in lockouts need one cache for every server process (catalog/core/signin.py)."""
     if settings.CACHES["default"]["BACKEND"].endswith(".LocMemCache"):
         return [
             Warning(

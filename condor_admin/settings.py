@@ -250,7 +250,7 @@ if CACHE_URL:
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "condor"}}
 
-# Sign-in throttling (catalog/signin.py): this many failed passwords for one username from one address within
+# Sign-in throttling (catalog/core/signin.py): this many failed passwords for one username from one address within
 # the window lock that pair out; during the lockout even the right password is refused.
 CONDOR_SIGNIN_MAX_FAILURES = int(os.environ.get("CONDOR_SIGNIN_MAX_FAILURES", "5"))
 CONDOR_SIGNIN_FAILURE_WINDOW_SECONDS = int(os.environ.get("CONDOR_SIGNIN_FAILURE_WINDOW_SECONDS", "900"))

@@ -8,7 +8,7 @@ from catalog.core.signin import AdminSignInForm, SignInForm
 from catalog.web.views import catalog, dashboard, governance, language, owners, teams, tokens, tool
 from condor_admin.api import api
 
-# The admin signs in through the same throttled form as the console (catalog/signin.py).
+# The admin signs in through the same throttled form as the console (catalog/core/signin.py).
 admin.site.login_form = AdminSignInForm
 
 urlpatterns = [

@@ -68,7 +68,7 @@ def test_a_long_poll_on_a_pending_request_reads_about_once_a_second(
 
 
 def test_a_request_is_read_as_the_orm_reads_it(runtime: Runtime, approver: Any) -> None:
-    """request_get runs a query compiled once; its UUID parameter is stored as the backend stores UUIDs."""
+    """request_get finds a request by its UUID as the backend stores UUIDs."""
     pending, approved = runtime.suspend(), runtime.suspend()
     approve(approved, approver)
     for req in (pending, approved):
