@@ -10,11 +10,12 @@ and leaves the index as valid as before.)
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from catalog.core.cache import PerCatalogVersion
 from catalog.domain.keys import canonical_key
+from catalog.domain.policy import effective_policy_class, is_mutating
 from catalog.models import CatalogProfile, Tool
 
 
@@ -43,6 +44,7 @@ class GateProfile:
     slug: str
     availabilities: tuple[str, ...]
     includes: frozenset[str]
+    clinical: bool = False
 
 
 GATE_TOOL_FIELDS = tuple(f for f in GateTool.__dataclass_fields__ if f != "pk")
@@ -55,20 +57,56 @@ class CatalogIndex:
     by_llm_name: dict[str, list[GateTool]] = field(default_factory=lambda: defaultdict(list))
     by_key: dict[str, list[GateTool]] = field(default_factory=lambda: defaultdict(list))
     profiles: dict[str, GateProfile] = field(default_factory=dict)
+    # Tools whose newest declaration awaits sign-off: what clinical profiles are served instead (None: nothing,
+    # the tool was never signed off). Every other tool is served as declared.
+    in_effect: dict[int, GateTool | None] = field(default_factory=dict)
+
+    def served(self, tool: GateTool, *, clinical: bool) -> GateTool | None:
+        """The tool as a profile sees it (catalog.domain.effect.declaration_for): clinical profiles what is in
+        effect."""
+        if not clinical or tool.pk not in self.in_effect:
+            return tool
+        return self.in_effect[tool.pk]
 
 
 def _build(version: tuple[Any, ...]) -> CatalogIndex:
     index = CatalogIndex(version)
-    for row in Tool.objects.live().order_by("pk").values("pk", "aliases", *GATE_TOOL_FIELDS):
+    rows = (
+        Tool.objects.live().order_by("pk").values("pk", "aliases", "awaiting_signoff", "in_effect", *GATE_TOOL_FIELDS)
+    )
+    for row in rows:
         aliases = row.pop("aliases") or []
+        awaiting, in_effect = row.pop("awaiting_signoff"), row.pop("in_effect")
         tool = GateTool(**row)
         index.by_declared_id[tool.declared_id].append(tool)
         index.by_llm_name[tool.llm_name].append(tool)
         for key in {tool.canonical_key, *(canonical_key(a) for a in aliases)}:
             index.by_key[key].append(tool)
-    for slug, availabilities, includes in CatalogProfile.objects.values_list("slug", "availabilities", "includes"):
-        index.profiles[slug] = GateProfile(slug, tuple(availabilities or ()), frozenset(includes or ()))
+        if awaiting:
+            index.in_effect[tool.pk] = _in_effect_tool(tool, in_effect)
+    profiles = CatalogProfile.objects.values_list("slug", "availabilities", "includes", "clinical")
+    for slug, availabilities, includes, clinical in profiles:
+        index.profiles[slug] = GateProfile(slug, tuple(availabilities or ()), frozenset(includes or ()), clinical)
     return index
+
+
+def _in_effect_tool(tool: GateTool, in_effect: dict[str, Any] | None) -> GateTool | None:
+    """The gate's view of the declaration in effect (derivations recomputed from it), or None."""
+    if in_effect is None:
+        return None
+    mutating, policy_class = bool(in_effect["mutating"]), in_effect["policy_class"]
+    return replace(
+        tool,
+        plane=in_effect["plane"],
+        module=in_effect["module"],
+        category=in_effect["category"],
+        availability=in_effect["availability"],
+        policy_domain=in_effect["policy_domain"],
+        hitl_tier=in_effect["hitl_tier"],
+        is_mutating=is_mutating(mutating=mutating, policy_class=policy_class),
+        effective_policy_class=effective_policy_class(mutating=mutating, policy_class=policy_class),
+        input_schema=in_effect["input_schema"],
+    )
 
 
 def catalog_index() -> CatalogIndex:

@@ -29,6 +29,7 @@ from catalog.models import (
     RetrievalEvaluation,
     RevisionReview,
     Team,
+    TierFloor,
     Tool,
     ToolChange,
     ToolEmbedding,
@@ -171,6 +172,15 @@ class WaiverAdmin(ReadOnlyAdmin):
     list_display = ("tool", "rule", "granted_by", "expires_at", "revoked_at")
     list_filter = ("rule",)
     list_select_related = ("tool", "granted_by")
+
+
+@admin.register(TierFloor)
+class TierFloorAdmin(ReadOnlyAdmin):
+    """Tier floors are kept on the console's floors page (validated, audited, findings re-linted), not here."""
+
+    list_display = ("__str__", "min_tier", "reason", "created_by", "updated_at")
+    list_filter = ("min_tier", "system")
+    list_select_related = ("created_by",)
 
 
 @admin.register(RevisionReview)

@@ -1,7 +1,7 @@
 """The boot gate: under a clinical profile, a non-production tool being active is a boot failure.
 
-Registered as a system check, so `manage.py check`, `runserver`, `migrate` and the Celery worker
-(condor_admin/celery.py runs the checks at worker start) refuse to start.
+Registered as a system check, so `manage.py check`, `runserver` and `migrate` refuse to start, and so do
+gunicorn, the Celery worker and Celery beat, which run the same checks before they serve (condor_admin/boot.py).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from django.core.checks import CheckMessage, Error, Tags, Warning, register
 from django.db import DatabaseError
 
 from catalog.domain.profiles import non_production_active
+from catalog.domain.vocabulary import Availability
 from catalog.models import CatalogProfile, Tool
 
 
@@ -34,7 +35,12 @@ def active_profile_gate(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
             ]
         if not profile.clinical:
             return []
-        live = Tool.objects.live().values_list("declared_id", "availability", "system")
+        # Only the rows that can offend: a boot reads a handful of non-production tools, not the whole catalog.
+        live = (
+            Tool.objects.live()
+            .exclude(availability=Availability.PRODUCTION)
+            .values_list("declared_id", "availability", "system")
+        )
         by_system: dict[str, list[tuple[str, str]]] = {}
         for declared_id, availability, system in live:
             by_system.setdefault(system, []).append((declared_id, availability))

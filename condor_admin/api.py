@@ -17,6 +17,7 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from approvals.api import router as approvals_router
 from catalog.api.findings import router as findings_router
 from catalog.api.owners import router as owners_router
+from catalog.api.policy import router as policy_router
 from catalog.api.revisions import router as revisions_router
 from catalog.cards.api import router as cards_router
 from catalog.core.api_input import unstorable_text
@@ -79,6 +80,7 @@ api = CondorAPI(
 )
 api.add_router("/catalog", revisions_router)
 api.add_router("/catalog", findings_router)
+api.add_router("/catalog", policy_router)
 api.add_router("/owners", owners_router)
 api.add_router("/approvals", approvals_router)
 api.add_router("/cards", cards_router)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import os
-import sys
+from typing import Any
 
-import django
 from celery import Celery
-from celery.signals import worker_init
-from django.core import checks
+from celery.signals import beat_init, worker_init
+
+from condor_admin.boot import exit_if_refused
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "condor_admin.settings")
 
@@ -17,15 +17,18 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
 
-@worker_init.connect
-def run_boot_gate(**kwargs: object) -> None:
-    """The worker refuses to start when a system check fails (the clinical-profile boot gate).
+# Celery logs and swallows an Exception raised by a signal handler, so the gate exits the process instead
+# (SystemExit is not an Exception, and neither signal's sender catches it).
 
-    Celery logs and swallows exceptions raised by signal handlers, so this exits the process instead.
-    """
-    django.setup()
-    errors = [m for m in checks.run_checks() if m.is_serious()]
-    if errors:
-        for message in errors:
-            print(f"{message.id}: {message.msg}\n  HINT: {message.hint}", file=sys.stderr)
-        raise SystemExit(f"worker refused to start: {len(errors)} system check error(s)")
+
+@worker_init.connect
+def run_boot_gate(**kwargs: Any) -> None:
+    """The worker refuses to start, before it consumes a single message, when `manage.py check` would fail."""
+    exit_if_refused("worker")
+
+
+@beat_init.connect
+def run_beat_boot_gate(**kwargs: Any) -> None:
+    """Beat refuses to start, before its first tick sends a task, when `manage.py check` would fail. Also sent
+    by a worker's embedded beat (`worker --beat`), which skips it: its worker passed the gate already."""
+    exit_if_refused("beat")

@@ -87,6 +87,7 @@ TEMPLATES: list[dict[str, Any]] = [
             "libraries": {
                 "console": "catalog.web.templatetags.console",
                 "api_tokens": "catalog.web.templatetags.api_tokens",
+                "floors": "catalog.web.templatetags.floors",
             },
         },
     },

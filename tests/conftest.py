@@ -9,9 +9,15 @@ from typing import Any
 
 import pytest
 from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
 from django.db import connection
 
-from catalog.models import ApiToken
+from catalog.core import roles
+from catalog.models import ApiToken, CatalogRevision
+from catalog.selectors.reviews import UNDECIDED
+from catalog.services.imports import catalog_import
+from catalog.services.signoff import revision_review
 
 
 @pytest.fixture(autouse=True)
@@ -157,6 +163,9 @@ def manifests() -> Any:
 @pytest.fixture
 def make_token(db: Any) -> Callable[..., str]:
     def make(name: str = "runtime", scopes: tuple[str, ...] = ("catalog",), **fields: Any) -> str:
+        """A token as the console issues it: owned by the admin who issued it (pass owner=None for none)."""
+        if "owner" not in fields:
+            fields["owner"] = get_user_model().objects.get_or_create(username="token-issuer")[0]
         raw = ApiToken.generate()
         ApiToken.objects.create(
             name=name, prefix=raw[:10], token_hash=ApiToken.hash(raw), scopes=list(scopes), **fields
@@ -243,3 +252,27 @@ def tasks_in_process() -> Iterator[None]:
         yield
     finally:
         app.conf.task_always_eager, app.conf.task_eager_propagates = saved
+
+
+def sign_off(system: str) -> None:
+    """Two safety officers approve the system's newest undecided revision through the real sign-off service, so
+    clinical profiles are served the newest import (what a signed-off catalog looks like)."""
+    revision = CatalogRevision.objects.filter(system=system, review_state__in=UNDECIDED).order_by("-number").first()
+    if revision is None:
+        return
+    group = Group.objects.get_or_create(name=roles.SAFETY_OFFICER)[0]
+    for name in ("officer-one", "officer-two"):
+        officer = get_user_model().objects.get_or_create(username=name)[0]
+        officer.groups.add(group)
+        result = revision_review(
+            revision_id=revision.pk, reviewer=officer, decision="approved", comment="test sign-off"
+        )
+        if result.in_effect:
+            return
+
+
+def signed_import(raw: bytes, via: str = "test") -> Any:
+    """Import a manifest and sign it off (see `sign_off`); returns the ImportResult."""
+    result = catalog_import(raw=raw, via=via)
+    sign_off(result.system)
+    return result

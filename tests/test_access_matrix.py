@@ -19,7 +19,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.utils import timezone
 
 from catalog.core.access import SIGNED_IN
-from catalog.models import ApiToken, Tool, Waiver
+from catalog.models import ApiToken, TierFloor, Tool, Waiver
 
 SKIPPED_NAMESPACES = {"admin", "api"}
 SKIPPED_NAMES = {"login", "logout"}
@@ -105,6 +105,7 @@ def world(db: Any, make_user: Any) -> dict[str, Any]:
         "fmt": "csv",
         "pk": waiver.pk,
         "token_id": ApiToken.objects.create(name="runtime", prefix="cnd_matrix", token_hash="0" * 64).pk,
+        "floor_id": TierFloor.objects.create(policy_domain="access-matrix", min_tier="high", reason="test").pk,
     }
 
 

@@ -42,6 +42,7 @@ from catalog.domain.rules import RULES
 from catalog.models import ApiToken, CardLocale, CatalogProfile, Team, Tool
 from catalog.services.imports import catalog_import
 from condor_admin.wsgi import application
+from tests.conftest import signed_import
 
 SCOPES = ["catalog", "approvals", "rag", "cards"]
 MAX_EXAMPLES = 40  # per operation, fuzzing phase
@@ -297,7 +298,7 @@ def test_unstorable_text_in_an_evaluate_body_is_a_422_naming_where(
 
 
 def test_a_nul_character_in_a_cancel_reason_is_a_422(api: Client, manifests: Any) -> None:
-    catalog_import(raw=manifests.encode(manifests.condor()), via="test")
+    signed_import(manifests.encode(manifests.condor()))  # signed off: the clinical profile is served it
     created = api.post("/api/v1/approvals/evaluate", EVALUATE, content_type="application/json").json()["request"]
     response = api.post(
         f"/api/v1/approvals/{created['id']}/cancel", {"reason": "done\x00"}, content_type="application/json"

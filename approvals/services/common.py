@@ -17,6 +17,7 @@ from approvals.domain import (
 )
 from approvals.models import ApprovalRequest
 from approvals.selectors import request_get
+from catalog.domain.floors import approval_domain
 from catalog.models import Tool
 
 log = logging.getLogger(__name__)
@@ -51,7 +52,7 @@ class ApprovalRefused(Exception):
 
 def policy_domain_of(tool: GateTool | Tool) -> str:
     """The approval domain: the declared policy domain; TUCAN tools declare none, so their category."""
-    return tool.policy_domain or tool.category or tool.module
+    return approval_domain(policy_domain=tool.policy_domain, category=tool.category, module=tool.module)
 
 
 def audit_state(req: ApprovalRequest) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -34,9 +34,12 @@ from approvals.services.common import (
     request_by_key,
 )
 from catalog.core.audit import Actor, audit_record
+from catalog.domain.effect import floored_tier
+from catalog.domain.floors import floor_for
 from catalog.domain.keys import canonical_key
 from catalog.domain.profiles import is_plan_eligible
 from catalog.models import Tool
+from catalog.selectors.floors import tier_floors
 
 # --- evaluate (the runtime's question) -------------------------------------------------------------
 
@@ -211,6 +214,46 @@ def _suspend(req: ApprovalRequest, *, via: str) -> None:
         transaction.on_commit(notify_soon)
 
 
+def _check_args(args: dict[str, Any], tool: GateTool, label: str) -> None:
+    """ApprovalRefused when the arguments do not match the input schema the profile is served."""
+    problems = schema_errors(args, tool.input_schema)
+    if problems:
+        raise ApprovalRefused(
+            f"args do not match the input schema of {label}: {len(problems)} problem(s)",
+            code="invalid-args",
+            status=422,
+            errors=problems,
+        )
+
+
+def _awaiting(tool: GateTool, label: str, profile: str) -> Evaluation:
+    return Evaluation(
+        Decision.REFUSE.value,
+        "awaiting-signoff",
+        f"{label} is new and awaits a safety officer's sign-off: it does not exist under clinical profile "
+        f"{profile!r} until then",
+        tool=tool,
+    )
+
+
+def _with_floor(tool: GateTool) -> GateTool:
+    """A mutating tool's tier raised to the safety officers' floors (`floored_tier`)."""
+    if not tool.is_mutating:
+        return tool
+    floor, _ = floor_for(
+        declared_id=tool.declared_id,
+        llm_name=tool.llm_name,
+        canonical_key=tool.canonical_key,
+        system=tool.system,
+        policy_domain=tool.policy_domain,
+        module=tool.module,
+        category=tool.category,
+        floors=tier_floors(),
+    )
+    tier = floored_tier(tool.hitl_tier, floor)
+    return tool if tier == tool.hitl_tier else replace(tool, hitl_tier=tier)
+
+
 def _gate(
     *, tool_name: str, system: str | None, profile: str, dispatch_mode: str, args: dict[str, Any]
 ) -> Evaluation | tuple[GateTool, PolicyOutcome]:
@@ -238,6 +281,11 @@ def _gate(
             tool=tool,
         )
     label = f"{tool.system}:{tool.declared_id}" if tool else repr(tool_name)
+    if tool is not None:
+        served = index.served(tool, clinical=profile_row.clinical)
+        if served is None:
+            return _awaiting(tool, label, profile)
+        tool = _with_floor(served)
     outcome = suspend_policy(
         known=tool is not None,
         plan_eligible=tool is not None
@@ -258,14 +306,7 @@ def _gate(
     if outcome.decision == Decision.REFUSE:
         return Evaluation(outcome.decision.value, outcome.reason, outcome.message, tool=tool)
     assert tool is not None
-    problems = schema_errors(args, tool.input_schema)
-    if problems:
-        raise ApprovalRefused(
-            f"args do not match the input schema of {label}: {len(problems)} problem(s)",
-            code="invalid-args",
-            status=422,
-            errors=problems,
-        )
+    _check_args(args, tool, label)
     if outcome.decision == Decision.ALLOW:
         return Evaluation(outcome.decision.value, outcome.reason, outcome.message, tool=tool)
     return tool, outcome

@@ -12,6 +12,7 @@ from ninja import Router, Schema, Status
 from catalog.core.auth import ScopedBearer
 from catalog.domain.manifest import ManifestError
 from catalog.models import CatalogRevision, ToolChange
+from catalog.selectors.effect import clinical_profiles_exist
 from catalog.services.imports import catalog_import
 
 router = Router(tags=["catalog"], auth=ScopedBearer("catalog"))
@@ -64,7 +65,7 @@ class RevisionDetailOut(RevisionOut):
 
 @router.post(
     "/revisions",
-    response={200: ImportOut, 201: ImportOut, 413: ErrorOut, 422: ErrorOut},
+    response={200: ImportOut, 201: ImportOut, 403: ErrorOut, 413: ErrorOut, 422: ErrorOut},
     summary="Import a catalog manifest (the request body is the manifest JSON)",
 )
 def import_revision(request: HttpRequest) -> Status[dict[str, object]]:
@@ -80,8 +81,17 @@ def import_revision(request: HttpRequest) -> Status[dict[str, object]]:
             413, {"detail": f"manifest is {size} bytes; the limit is {limit} bytes (CONDOR_MAX_MANIFEST_BYTES)"}
         )
     token = request.auth  # type: ignore[attr-defined]
+    if token.owner_id is None and clinical_profiles_exist():
+        return Status(
+            403,
+            {
+                "detail": f"token {token.name!r} has no owner: once a clinical profile exists every import names the "
+                "person who answers for it (a sign-off must come from someone else). Issue a token in the console "
+                "(its issuer owns it) or with `manage.py create_api_token --owner USERNAME`; nothing was changed"
+            },
+        )
     try:
-        result = catalog_import(raw=request.body, via=f"api token {token.name}")
+        result = catalog_import(raw=request.body, via=f"api token {token.name}", imported_by=token.owner)
     except ManifestError as exc:
         return Status(
             422,

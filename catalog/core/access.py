@@ -35,6 +35,11 @@ PAGE_ACCESS: dict[str, tuple[str, frozenset[str] | str]] = {
     "revision-review": ("POST", frozenset({roles.SAFETY_OFFICER})),
     "waiver-grant": ("POST", frozenset({roles.SAFETY_OFFICER})),
     "waiver-revoke": ("POST", frozenset({roles.SAFETY_OFFICER})),
+    # Tier floors: everyone reads what the gate applies; safety officers keep the table.
+    "tier-floors": ("GET", SIGNED_IN),
+    "tier-floor-add": ("POST", frozenset({roles.SAFETY_OFFICER})),
+    "tier-floor-change": ("POST", frozenset({roles.SAFETY_OFFICER})),
+    "tier-floor-remove": ("POST", frozenset({roles.SAFETY_OFFICER})),
     # Card strings (catalog/cards): everyone reads; translators edit; a second person reviews.
     "cards:matrix": ("GET", SIGNED_IN),
     "cards:panel": ("GET", SIGNED_IN),

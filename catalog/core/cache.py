@@ -11,14 +11,14 @@ from catalog.models import CatalogState
 
 
 def catalog_version() -> Version:
-    """What names the live catalog exactly: each system's current revision. One small query.
+    """What names the live catalog exactly: each system's current revision and its last sign-off. One small query.
 
     In-process caches of the catalog (owner lookup, the approvals gate, resolve) rebuild when it changes. The
     revision's creation time is part of it because ids alone can repeat after a test's rollback. Every API call
     that consults the catalog asks this first.
     """
     rows = CatalogState.objects.order_by("system").values_list(
-        "system", "current_revision_id", "current_revision__created_at"
+        "system", "current_revision_id", "current_revision__created_at", "signed_off_at"
     )
     return tuple(tuple(row) for row in rows)
 
@@ -32,7 +32,7 @@ T = TypeVar("T")
 class PerCatalogVersion(Generic[T]):
     """A value derived from the live catalog (an index, the filter choices), kept until catalog_version()
     changes: one small query per use, `build(version)` once per change. Anything it derives must be written
-    only by imports, which always record a new revision."""
+    only by imports (which always record a new revision) and sign-offs (which stamp `signed_off_at`)."""
 
     def __init__(self, build: Callable[[Version], T]) -> None:
         self._build = build

@@ -103,13 +103,21 @@ def api_token_create(*, name: str, scopes: Iterable[str], expires_at: datetime |
                 token_hash=ApiToken.hash(raw),
                 scopes=clean_scopes,
                 expires_at=expires_at,
+                # The admin who issues it answers for it: its catalog imports name them as the importer.
+                owner=created_by if getattr(created_by, "pk", None) else None,
             )
             audit_record(
                 actor=Actor.for_user(created_by),
                 action="catalog.api_token.created",
                 object_type="catalog.api_token",
                 object_id=name,
-                after={"prefix": token.prefix, "scopes": clean_scopes, "expires_at": expires_at, "token": token.pk},
+                after={
+                    "prefix": token.prefix,
+                    "scopes": clean_scopes,
+                    "expires_at": expires_at,
+                    "token": token.pk,
+                    "owner": token.owner.username if token.owner else None,
+                },
             )
     except IntegrityError as exc:  # two admins picked the same name at the same moment
         raise TokenRefused({"name": taken}) from exc

@@ -6,6 +6,7 @@ truncateBytes; the reported bytes include any appended fragment, so budget accou
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,12 +36,32 @@ def truncate_bytes(text: str, limit: int, *, marker: str = ELLIPSIS) -> str:
     return data[:room].decode("utf-8", errors="ignore") + marker
 
 
-def rag_line(rag_description: str, prefix: str) -> str:
-    """The text after `prefix` (e.g. "USE WHEN:") in a four-line ragDescription, or ""."""
+# The four headings of the seed's ragDescription shape, in order. The seeds write them without a colon
+# ("USE WHEN / DO NOT USE WHEN / REQUIRES / PRODUCES"), manifests mostly with one: both are read, in any case.
+RAG_HEADINGS = ("USE WHEN", "DO NOT USE WHEN", "REQUIRES", "PRODUCES")
+
+# The longer heading first, anchored at the line's start, so a "DO NOT USE WHEN" line is never read as a
+# "USE WHEN" one; `\b` keeps "REQUIRESx" or "USE WHENEVER" from counting as a heading. The separator after it is
+# an optional colon or dash; the rest of the line is the heading's text.
+_HEADING = re.compile(r"^(DO\s+NOT\s+USE\s+WHEN|USE\s+WHEN|REQUIRES|PRODUCES)\b\s*[:\-\u2013\u2014]?\s*", re.IGNORECASE)
+
+
+def rag_heading(line: str) -> tuple[str, str] | None:
+    """(heading, text after it) when `line` starts with one of the four headings, else None."""
+    match = _HEADING.match(line.strip())
+    if match is None:
+        return None
+    heading = " ".join(match.group(1).upper().split())
+    return heading, line.strip()[match.end() :].strip()
+
+
+def rag_line(rag_description: str, heading: str) -> str:
+    """The text after `heading` ("USE WHEN", colon optional) in a four-line ragDescription, or ""."""
+    wanted = " ".join(heading.rstrip(":").upper().split())
     for line in (rag_description or "").splitlines():
-        line = line.strip()
-        if line.upper().startswith(prefix):
-            return line[len(prefix) :].strip()
+        found = rag_heading(line)
+        if found is not None and found[0] == wanted:
+            return found[1]
     return ""
 
 
@@ -56,8 +77,11 @@ def param_synopsis(input_schema: dict[str, Any] | None) -> str:
 @dataclass(frozen=True)
 class ManifestLine:
     text: str  # what the planner sees (bounded)
-    natural_bytes: int  # bytes before truncation, fragment included
-    bytes: int  # bytes of `text`
+    natural_bytes: int  # bytes before any truncation, fragment included
+    bytes: int  # bytes of `text`, fragment included
+    # bytes of what the line must carry whole: the name, the USE WHEN text and the fragment. The REQUIRES / PRODUCES
+    # detail only fills the room they leave, so shortening it is compaction, not a budget overrun.
+    required_bytes: int
 
     @property
     def truncated(self) -> bool:
@@ -65,7 +89,11 @@ class ManifestLine:
 
     @property
     def within_bounds(self) -> bool:
-        return MANIFEST_MIN_BYTES <= self.natural_bytes <= MANIFEST_MAX_BYTES
+        return self.bytes >= MANIFEST_MIN_BYTES and self.required_bytes <= MANIFEST_MAX_BYTES
+
+
+def _sentence(text: str) -> str:
+    return text if text.endswith((".", "!", "?", "…")) else f"{text}."
 
 
 def candidate_manifest_line(
@@ -76,24 +104,38 @@ def candidate_manifest_line(
     instruction_fragment: str | None = None,
     input_schema: dict[str, Any] | None = None,
 ) -> ManifestLine:
-    """One compact line per candidate: `name(params): what it is for → what it produces — fragment`.
+    """One compact line per candidate, as the seed's buildCandidateManifest renders it:
+    `name: what it is for. Requires: …. Produces: … — fragment`, at most MANIFEST_MAX_BYTES.
 
-    Built from the ragDescription's USE WHEN and PRODUCES lines (the description when there are none);
-    the instruction fragment is appended at planner phase and counts against the line's bytes.
+    The purpose is the ragDescription's USE WHEN text (its first line, else the description, when it has none);
+    then its REQUIRES and PRODUCES texts, or the parameter synopsis `(patientId, from?)` when it declares neither.
+    The instruction fragment is appended at planner phase and counts against the line's bytes. The detail takes
+    the room the name, purpose and fragment leave; when those alone are over budget the whole line is cut.
+    truncate_bytes is the one truncation routine for all of it.
     """
-    purpose = rag_line(rag_description, "USE WHEN:")
+    purpose = rag_line(rag_description, "USE WHEN")
     if not purpose:
         first = next((ln.strip() for ln in (rag_description or "").splitlines() if ln.strip()), "")
         purpose = first or description.strip()
-    produces = rag_line(rag_description, "PRODUCES:")
-    params = f"({param_synopsis(input_schema)})" if input_schema is not None else ""
-    line = f"{llm_name(declared_id)}{params}: {purpose}"
-    if produces:
-        line += f" → {produces}"
-    if instruction_fragment:
-        line += f" — {truncate_bytes(instruction_fragment, FRAGMENT_MAX_BYTES)}"
-    bounded = truncate_bytes(line, MANIFEST_MAX_BYTES)
-    return ManifestLine(text=bounded, natural_bytes=utf8_len(line), bytes=utf8_len(bounded))
+    requires = rag_line(rag_description, "REQUIRES")
+    produces = rag_line(rag_description, "PRODUCES")
+    name = llm_name(declared_id)
+    if requires or produces:
+        head = f"{name}: {_sentence(purpose)}"
+        detail = "".join(
+            [f" Requires: {_sentence(requires)}" if requires else "", f" Produces: {produces}" if produces else ""]
+        )
+    else:
+        params = f"({param_synopsis(input_schema)})" if input_schema is not None else ""
+        head, detail = f"{name}{params}: {purpose}", ""
+    tail = f" — {truncate_bytes(instruction_fragment, FRAGMENT_MAX_BYTES)}" if instruction_fragment else ""
+    required = utf8_len(head) + utf8_len(tail)
+    natural = head + detail + tail
+    if required <= MANIFEST_MAX_BYTES:
+        bounded = head + truncate_bytes(detail, MANIFEST_MAX_BYTES - required) + tail
+    else:
+        bounded = truncate_bytes(natural, MANIFEST_MAX_BYTES)
+    return ManifestLine(text=bounded, natural_bytes=utf8_len(natural), bytes=utf8_len(bounded), required_bytes=required)
 
 
 def manifest_line_of(tool: Any) -> ManifestLine:

@@ -58,6 +58,9 @@ class ReviewState(StrEnum):
     PENDING = "pending-review"
     APPROVED = "approved"
     CHANGES_REQUESTED = "changes-requested"
+    # A newer revision's sign-off put this one's changes in effect (only a system's newest pending revision is
+    # signed off: its sign-off covers every change still waiting).
+    SUPERSEDED = "superseded"
 
 
 # The axes whose change needs a safety officer's sign-off.

@@ -16,6 +16,7 @@ from catalog.models.catalog import (
     ToolChange,
 )
 from catalog.models.console import UserPreference
+from catalog.models.floors import TierFloor
 from catalog.models.governance import Finding, RevisionReview, Severity, Waiver
 from catalog.models.rag import RetrievalEvaluation, ToolEmbedding
 
@@ -41,6 +42,7 @@ __all__ = [
     "RevisionReview",
     "Severity",
     "Team",
+    "TierFloor",
     "Tool",
     "ToolChange",
     "ToolEmbedding",

@@ -152,7 +152,25 @@ class CatalogRevision(models.Model):
     review_state = models.CharField(
         max_length=20, choices=_choices(ReviewState), default=ReviewState.PENDING.value, db_index=True
     )
-    auto_approved = models.BooleanField(default=False, help_text="no safety-relevant change: approved by itself")
+    auto_approved = models.BooleanField(
+        default=False, help_text="no change that waits for sign-off (none, or only strengthening): approved by itself"
+    )
+    weakening_count = models.PositiveIntegerField(
+        default=0, help_text="tools this revision left awaiting sign-off (a weakening change)"
+    )
+    signoffs_required = models.PositiveSmallIntegerField(
+        default=1, help_text="2 when a weakening change touches a tier-high tool"
+    )
+    findings_added = models.JSONField(default=list, blank=True, help_text="[rule, declared id] this import added")
+    findings_cleared = models.JSONField(default=list, blank=True, help_text="[rule, declared id] this import cleared")
+    superseded_by = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="the newer revision whose sign-off put this one's changes in effect",
+    )
 
     class Meta:
         ordering = ["system", "-number"]
@@ -172,6 +190,9 @@ class CatalogState(models.Model):
     system = models.CharField(max_length=10, choices=_choices(System), unique=True)
     current_revision = models.ForeignKey(
         CatalogRevision, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    signed_off_at = models.DateTimeField(
+        null=True, blank=True, help_text="the last sign-off that changed what is in effect (in the catalog version)"
     )
 
     def __str__(self) -> str:
@@ -244,6 +265,26 @@ class Tool(models.Model):
         related_name="+",
         help_text="the revision whose manifest no longer declared this tool",
     )
+    # --- in effect for clinical profiles (catalog.domain.effect; written by imports and sign-offs only) ---
+    in_effect = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="the declared fields clinical profiles are served; null: never signed off (absent there)",
+    )
+    in_effect_revision = models.ForeignKey(
+        CatalogRevision,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="the revision whose sign-off (or strengthening import) last changed what is in effect",
+    )
+    in_effect_text_sha256 = models.CharField(
+        max_length=64, blank=True, help_text="SHA-256 of the embedded text in effect (its vector is kept)"
+    )
+    awaiting_signoff = models.BooleanField(
+        default=False, db_index=True, help_text="the newest declaration differs from what is in effect"
+    )
 
     objects = ToolQuerySet.as_manager()
 
@@ -295,6 +336,10 @@ class ToolChange(models.Model):
     fields = models.JSONField(default=dict, help_text="{field: [old, new]}")
     safety_fields = models.JSONField(default=list, help_text="the safety-relevant axes that changed")
     safety_relevant = models.BooleanField(default=False, db_index=True)
+    classes = models.JSONField(
+        default=dict, blank=True, help_text="{field: strengthening | weakening} (catalog.domain.effect.change_classes)"
+    )
+    weakening = models.BooleanField(default=False, help_text="any weakening change: it waits for sign-off")
 
     class Meta:
         ordering = ["revision", "declared_id"]
@@ -329,6 +374,14 @@ class ApiToken(models.Model):
     expires_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="the person answerable for what this token does (recorded as the importer of its imports)",
+    )
 
     class Meta:
         ordering = ["name"]

@@ -1,4 +1,5 @@
-"""Stored embeddings: one vector per tool per embedder model, with the hash of the text it came from."""
+"""Stored embeddings: per tool and embedder model, the vector of its newest text and, while a rewrite awaits
+sign-off, of the text in effect; each with the hash of the text it came from."""
 
 from __future__ import annotations
 
@@ -19,8 +20,10 @@ class ToolEmbedding(models.Model):
 
     class Meta:
         constraints = [
-            # One vector per tool and model: a redelivered or racing task updates, never duplicates.
-            models.UniqueConstraint(fields=["tool", "model_id"], name="tool_embedding_unique"),
+            # One vector per tool, model and text: a redelivered or racing task updates, never duplicates. A tool
+            # keeps two while a rewrite of its text awaits sign-off (clinical profiles still retrieve by the text
+            # in effect); any other is deleted once its replacement is stored.
+            models.UniqueConstraint(fields=["tool", "model_id", "text_sha256"], name="tool_embedding_unique"),
         ]
         indexes = [models.Index(fields=["model_id", "text_sha256"], name="tool_embedding_text_idx")]
 

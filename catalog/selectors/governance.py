@@ -1,4 +1,5 @@
-"""Reads for safety governance: findings with their waiver state, revisions and their reviews."""
+"""Reads for safety governance: findings with their waiver state, revisions and their sign-off counts (the revision
+page itself is read by `catalog.selectors.signoff`)."""
 
 from __future__ import annotations
 
@@ -8,14 +9,16 @@ from typing import TYPE_CHECKING, TypedDict
 from django.db.models import (
     Count,
     Exists,
+    F,
     OuterRef,
     Q,
     QuerySet,
     Subquery,
 )
+from django.db.models.functions import Coalesce
 
 from catalog.domain.ownership import UNOWNED
-from catalog.models import CatalogRevision, Finding, RevisionReview, ToolChange, Waiver
+from catalog.models import CatalogRevision, Finding, RevisionReview, Waiver
 
 if TYPE_CHECKING:
     from django_stubs_ext import WithAnnotations
@@ -83,18 +86,35 @@ def finding_counts_per_rule(*, system: str | None = None, now: datetime | None =
     return [{**row, "open": row["total"] - row["waived"]} for row in rows]
 
 
+def _counted_approvals() -> Coalesce:
+    """Per revision: the safety officers whose approval counts (after the last request for changes), as the
+    sign-off service counts them (`catalog.selectors.reviews.counted_approvals`), in one subquery."""
+    last_request = (
+        RevisionReview.objects.filter(revision=OuterRef("revision"), decision=RevisionReview.Decision.REQUEST_CHANGES)
+        .order_by("-created_at")
+        .values("created_at")[:1]
+    )
+    counted = (
+        RevisionReview.objects.filter(revision=OuterRef("pk"), decision=RevisionReview.Decision.APPROVE)
+        .annotate(last_request=Subquery(last_request))
+        .filter(Q(last_request__isnull=True) | Q(created_at__gt=F("last_request")))
+        .order_by()
+        .values("revision")
+        .annotate(n=Count("reviewer", distinct=True))
+        .values("n")
+    )
+    return Coalesce(Subquery(counted), 0)
+
+
 def revisions_list(*, system: str | None = None, state: str | None = None) -> QuerySet[CatalogRevision]:
-    qs = CatalogRevision.objects.select_related("imported_by").order_by("-created_at", "-pk")
+    """Newest first, each with `approvals` (the sign-offs that count) beside its `signoffs_required`: one query."""
+    qs = (
+        CatalogRevision.objects.select_related("imported_by", "superseded_by")
+        .annotate(approvals=_counted_approvals())
+        .order_by("-created_at", "-pk")
+    )
     if system:
         qs = qs.filter(system=system)
     if state:
         qs = qs.filter(review_state=state)
     return qs
-
-
-def revision_detail(system: str, number: int) -> tuple[CatalogRevision, list[ToolChange], list[RevisionReview]]:
-    """A revision, its changes (safety-relevant first) and its reviews: three queries."""
-    revision = CatalogRevision.objects.select_related("imported_by").get(system=system, number=number)
-    changes = list(revision.changes.order_by("-safety_relevant", "kind", "declared_id"))
-    reviews = list(revision.reviews.select_related("reviewer"))
-    return revision, changes, reviews

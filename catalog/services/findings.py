@@ -12,6 +12,7 @@ from catalog.domain.manifest import Manifest
 from catalog.domain.manifest import Profile as ProfileSpec
 from catalog.models import Agent, CatalogProfile, CatalogRevision, CatalogState, Finding, ForcedFloor, Tool
 from catalog.rag.selectors.siblings import sibling_pairs_for
+from catalog.selectors.floors import tier_floors
 
 
 def descriptor_of(tool: Tool) -> Descriptor:
@@ -31,6 +32,7 @@ def lint_view_from_manifest(
         agents=manifest.agents,
         baseline_count=manifest.baseline_count,
         sibling_pairs=sibling_pairs or [],
+        tier_floors=tier_floors(),
     )
 
 
@@ -56,6 +58,7 @@ def lint_view_from_db(system: str) -> rules.LintCatalog:
         agents=[AgentSpec(a.slug, a.categories) for a in Agent.objects.filter(system=system)],
         baseline_count=revision.baseline_count if revision else None,
         sibling_pairs=sibling_pairs_for(system),
+        tier_floors=tier_floors(),
     )
 
 
@@ -65,12 +68,17 @@ def findings_store(
     revision: CatalogRevision,
     tool_pks: Mapping[str, int],
     only: Sequence[str] | None = None,
+    record_on: CatalogRevision | None = None,
 ) -> int:
     """Replace the system's stored findings with the lint of `view` (of the rules in `only`, when given: their
-    findings are replaced, the others kept). Runs inside the transaction that changed what it lints."""
+    findings are replaced, the others kept). Runs inside the transaction that changed what it lints.
+    `record_on`: the revision being imported, which keeps the findings it added and cleared (for its review)."""
     found = rules.lint(view, only=only)
     stored = Finding.objects.filter(system=view.system)
-    (stored.filter(rule__in=only) if only is not None else stored).delete()
+    replaced = stored.filter(rule__in=only) if only is not None else stored
+    if record_on is not None:
+        _record_delta(record_on, set(replaced.values_list("rule", "tool__declared_id")), found)
+    replaced.delete()
     Finding.objects.bulk_create(
         [
             Finding(
@@ -87,6 +95,14 @@ def findings_store(
         batch_size=1000,
     )
     return len(found)
+
+
+def _record_delta(revision: CatalogRevision, before: set[tuple[str, str | None]], found: list[rules.Finding]) -> None:
+    """Which (rule, tool) findings the revision added and which it cleared, sorted; saved with the revision."""
+    after = {(f.rule, f.tool_id or None) for f in found}
+    revision.findings_added = sorted([rule, tool] for rule, tool in after - before)
+    revision.findings_cleared = sorted([rule, tool] for rule, tool in before - after)
+    revision.save(update_fields=["findings_added", "findings_cleared"])
 
 
 def findings_recompute(system: str) -> int:

@@ -1,4 +1,4 @@
-"""Safety officers' writes: revision sign-off and waivers. Each writes its audit event in the same
+"""Safety officers' writes: waivers (sign-off is catalog/services/signoff.py). Each writes its audit event in the same
 transaction, and refuses with a message that says what was wrong and what to do."""
 
 from __future__ import annotations
@@ -12,8 +12,7 @@ from django.utils import timezone
 from catalog.core.audit import Actor, audit_record
 from catalog.core.permissions import is_safety_officer
 from catalog.domain.rules import RULES
-from catalog.domain.vocabulary import ReviewState
-from catalog.models import CatalogRevision, RevisionReview, Tool, Waiver
+from catalog.models import Tool, Waiver
 
 
 class GovernanceRefused(Exception):
@@ -23,38 +22,6 @@ class GovernanceRefused(Exception):
         super().__init__(message)
         self.message = message
         self.forbidden = forbidden
-
-
-def revision_review(*, revision_id: int, reviewer: Any, decision: str, comment: str) -> RevisionReview:
-    """Approve or request changes on a revision: safety officers only, never the account that imported it."""
-    if not is_safety_officer(reviewer):
-        raise GovernanceRefused("only a safety officer may sign off a revision", forbidden=True)
-    if decision not in RevisionReview.Decision.values:
-        raise GovernanceRefused(f"decision must be one of {', '.join(RevisionReview.Decision.values)}")
-    comment = (comment or "").strip()
-    if not comment:
-        raise GovernanceRefused("comment: say what you checked, or what must change")
-    with transaction.atomic():
-        # Lock the revision: two officers deciding at once are serialised, the second sees the first.
-        revision = CatalogRevision.objects.select_for_update().get(pk=revision_id)
-        if revision.imported_by_id is not None and revision.imported_by_id == reviewer.pk:
-            raise GovernanceRefused(f"you imported {revision}; another safety officer must sign it off", forbidden=True)
-        if revision.review_state == ReviewState.APPROVED:
-            how = "automatically (no safety-relevant change)" if revision.auto_approved else "already"
-            raise GovernanceRefused(f"{revision} was approved {how}; nothing to decide")
-        before = revision.review_state
-        review = RevisionReview.objects.create(revision=revision, reviewer=reviewer, decision=decision, comment=comment)
-        revision.review_state = decision
-        revision.save(update_fields=["review_state"])
-        audit_record(
-            actor=Actor.for_user(reviewer),
-            action="catalog.revision.reviewed",
-            object_type="catalog.revision",
-            object_id=str(revision),
-            before={"review_state": before},
-            after={"review_state": decision, "comment": comment},
-        )
-    return review
 
 
 def waiver_grant(*, tool_id: int, rule: str, justification: str, expires_at: datetime, granted_by: Any) -> Waiver:

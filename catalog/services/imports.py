@@ -11,6 +11,14 @@ from django.db import transaction
 from catalog.core.audit import Actor, audit_record
 from catalog.domain.descriptor import DECLARED_FIELDS, Descriptor
 from catalog.domain.diff import field_changes, safety_fields
+from catalog.domain.effect import (
+    LLM_TEXT_FIELDS,
+    WEAKENING,
+    awaits_signoff,
+    change_classes,
+    needs_two_signoffs,
+    project,
+)
 from catalog.domain.keys import canonical_key, llm_name
 from catalog.domain.manifest import Manifest, load_manifest, manifest_sha256
 from catalog.domain.ownership import derive_owner
@@ -128,7 +136,7 @@ def _import_locked(*, raw: bytes, via: str, imported_by: User | None, actor: Act
     _save_tools(touched, changes)
     if {"profiles", "forcedFloors", "agents"} & set(config_changes):
         config_replace(manifest)
-    _count_and_review(revision, result, changes)
+    _count_and_review(revision, result, changes, created + touched)
 
     tool_pks = {t.declared_id: t.pk for t in created}
     tool_pks.update({t.declared_id: t.pk for t in existing.values()})
@@ -233,6 +241,9 @@ def _insert_tools(
                 content_hash=d.content_hash(),
                 first_revision=revision,
                 last_changed_revision=revision,
+                # A new tool has nothing in effect: it does not exist for a clinical profile until signed off.
+                in_effect=None,
+                awaiting_signoff=True,
                 **d.declared(),
                 **derived_fields(d, derive_owner(d.plane, d.module, rule_index)),
             )
@@ -240,7 +251,7 @@ def _insert_tools(
         ]
     )
     for tool, (descriptor, fields) in zip(created, plan.added, strict=True):
-        changes.append(_change(revision, tool, ChangeKind.ADDED, fields))
+        changes.append(_change(revision, tool, ChangeKind.ADDED, fields, None, descriptor.declared()))
         result.added.append(descriptor.declared_id)
     return created
 
@@ -257,11 +268,13 @@ def _update_tools(
     touched: list[Tool] = []
     for tool, descriptor, fields in plan.revived + plan.updated:
         kind = ChangeKind.ADDED if tool.retired_in_id is not None else ChangeKind.CHANGED
+        before = None if kind == ChangeKind.ADDED else _declared_of(tool)
         _apply(tool, descriptor, rule_index)
+        _project_in_effect(tool, revision, None if kind == ChangeKind.ADDED else tool.in_effect)
         tool.retired_in = None
         tool.last_changed_revision = revision
         touched.append(tool)
-        changes.append(_change(revision, tool, kind, fields))
+        changes.append(_change(revision, tool, kind, fields, before, descriptor.declared()))
         (result.added if kind == ChangeKind.ADDED else result.changed).append(descriptor.declared_id)
     return touched
 
@@ -271,9 +284,12 @@ def _retire_tools(
 ) -> list[Tool]:
     """Retire the live tools the manifest no longer declares (in memory; kept, with their history)."""
     for tool in plan.retiring:
+        before = _declared_of(tool)
         tool.retired_in = revision
         tool.last_changed_revision = revision
-        changes.append(_change(revision, tool, ChangeKind.REMOVED, field_changes(_declared_of(tool), {})))
+        # Removing a tool strengthens the catalog: it takes effect now, for every profile.
+        tool.awaiting_signoff = False
+        changes.append(_change(revision, tool, ChangeKind.REMOVED, field_changes(before, {}), before, None))
         result.removed.append(tool.declared_id)
     return list(plan.retiring)
 
@@ -314,6 +330,10 @@ _TOOL_UPDATE_FIELDS = [
     "owner_rule",
     "retired_in",
     "last_changed_revision",
+    "in_effect",
+    "in_effect_revision",
+    "in_effect_text_sha256",
+    "awaiting_signoff",
 ]
 
 
@@ -324,9 +344,13 @@ def _save_tools(touched: list[Tool], changes: list[ToolChange]) -> None:
     ToolChange.objects.bulk_create(changes, batch_size=1000)
 
 
-def _count_and_review(revision: CatalogRevision, result: ImportResult, changes: list[ToolChange]) -> None:
-    """Fill in the revision's counts and safety-relevant changes; a revision that changes no safety-relevant
-    axis or section is approved by itself, and says so. Marks the tools whose safety axes changed."""
+def _count_and_review(
+    revision: CatalogRevision, result: ImportResult, changes: list[ToolChange], touched: list[Tool]
+) -> None:
+    """Fill in the revision's counts and safety-relevant changes. A revision that leaves no tool awaiting sign-off
+    (no change, or only strengthening ones) and changes no safety-relevant section is approved by itself, and says
+    so; one whose weakening change touches a tier-high tool needs two sign-offs. Marks the tools whose safety axes
+    changed."""
     system = revision.system
     live = Tool.objects.filter(system=system).live()
     revision.tool_count = live.count()
@@ -337,7 +361,12 @@ def _count_and_review(revision: CatalogRevision, result: ImportResult, changes: 
     result.safety_relevant = sorted(c.declared_id for c in changes if c.safety_relevant)
     revision.safety_change_count = len(result.safety_relevant)
     safety_sections = sorted(set(SAFETY_RELEVANT_SECTIONS) & set(result.config_changes))
-    if not result.safety_relevant and not safety_sections:
+    waiting = {c.tool_id for c in changes if c.weakening}
+    waiting_tools = [t for t in touched if t.pk in waiting and t.awaiting_signoff]
+    revision.weakening_count = len(waiting_tools)
+    if any(needs_two_signoffs(t.in_effect, _declared_of(t)) for t in waiting_tools):
+        revision.signoffs_required = 2
+    if not waiting_tools and not safety_sections:
         revision.review_state = ReviewState.APPROVED.value
         revision.auto_approved = True
     revision.save()
@@ -359,7 +388,7 @@ def _store_findings(
         rule = derive_owner(d.plane, d.module, rule_index)
         owners[d.declared_id] = team_slugs[rule.team_id] if rule else None
     view = lint_view_from_manifest(manifest, owners, sibling_pairs_for(manifest.system))
-    findings_store(view=view, revision=revision, tool_pks=tool_pks)
+    findings_store(view=view, revision=revision, tool_pks=tool_pks, record_on=revision)
 
 
 def _audit_import(
@@ -401,9 +430,18 @@ def _apply(tool: Tool, descriptor: Descriptor, rule_index: dict[tuple[str, str],
         setattr(tool, name, value)
 
 
-def _change(revision: CatalogRevision, tool: Tool, kind: ChangeKind, fields: FieldChanges) -> ToolChange:
-    """The per-tool change row of this revision, with the safety-relevant axes among its changed fields."""
-    relevant = safety_fields(fields)
+def _change(
+    revision: CatalogRevision,
+    tool: Tool,
+    kind: ChangeKind,
+    fields: FieldChanges,
+    before: dict[str, Any] | None,
+    after: dict[str, Any] | None,
+) -> ToolChange:
+    """The per-tool change row of this revision: each governed field that changed, classed as strengthening or
+    weakening (`catalog.domain.effect`); `before`/`after` are the declarations (None: the tool came or went)."""
+    classes = change_classes(before, after)
+    relevant = safety_fields(fields) + [name for name in classes if name in fields and name in LLM_TEXT_FIELDS]
     return ToolChange(
         revision=revision,
         tool=tool,
@@ -411,5 +449,20 @@ def _change(revision: CatalogRevision, tool: Tool, kind: ChangeKind, fields: Fie
         kind=kind.value,
         fields=fields,
         safety_fields=relevant,
-        safety_relevant=bool(relevant),
+        safety_relevant=bool(classes),
+        classes=classes,
+        weakening=WEAKENING in classes.values(),
     )
+
+
+def _project_in_effect(tool: Tool, revision: CatalogRevision, in_effect: dict[str, Any] | None) -> None:
+    """What clinical profiles are served after this import: strengthening changes now, weakening ones after
+    sign-off (`project`). `in_effect` None: the tool is new (or revived) and waits as a whole."""
+    projected = project(in_effect, _declared_of(tool))
+    if projected != in_effect:
+        tool.in_effect_revision = revision
+    tool.in_effect = projected
+    tool.in_effect_text_sha256 = (
+        rag_text_hash(projected["rag_description"], projected["rag_keywords"]) if projected else ""
+    )
+    tool.awaiting_signoff = awaits_signoff(projected, _declared_of(tool))

@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from catalog.services.imports import catalog_import
-from tests.conftest import tasks_in_process
+from tests.conftest import signed_import, tasks_in_process
 
 PATIENT = "3f2a61d0-5b7c-4e8a-9d1e-0c4b2a7f9c1d"
 PRESCRIPTION_SCHEMA: dict[str, Any] = {
@@ -40,7 +39,7 @@ def load_catalog(manifests: Any) -> None:
         m.mutate_tool("bookAppointment", module="appointment", policyDomain="appointment", hitlTier="low"),
     ]
     condor = m.condor(condor_tools, forcedFloors=[], baselineCount=5)
-    catalog_import(raw=m.encode(condor), via="test")
+    signed_import(m.encode(condor), via="test")
     prescription = m.tucan_tool("create-prescription", "prescriptions", mutating=True)
     prescription["inputSchema"] = PRESCRIPTION_SCHEMA
     tucan = m.tucan(
@@ -50,7 +49,7 @@ def load_catalog(manifests: Any) -> None:
             m.tucan_tool("book-appointment", "appointments", mutating=True),
         ]
     )
-    catalog_import(raw=m.encode(tucan), via="test")
+    signed_import(m.encode(tucan), via="test")
 
 
 @pytest.fixture(autouse=True)

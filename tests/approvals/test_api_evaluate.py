@@ -11,6 +11,7 @@ from django.test import Client
 from approvals.domain import args_sha256
 from approvals.models import ApprovalRequest
 from catalog.models import AuditEvent
+from tests.conftest import sign_off, signed_import
 
 from .conftest import PATIENT, PRESCRIPTION_ARGS, Runtime, evaluate_body
 
@@ -48,11 +49,25 @@ def test_tier_high_suspends_in_operator_chat_with_a_request(runtime: Runtime) ->
 
 
 def test_tier_low_is_allowed_in_operator_mode_and_suspends_otherwise(runtime: Runtime) -> None:
-    allowed = runtime.evaluate(tool="createInvoiceDraft", dispatchMode="operator")
+    allowed = runtime.evaluate(tool="bookAppointment", dispatchMode="operator")
     assert allowed.status_code == 200 and allowed.json()["decision"] == "allow"
     for mode in ("supervised", "ambient"):
-        suspended = runtime.evaluate(tool="createInvoiceDraft", dispatchMode=mode)
+        suspended = runtime.evaluate(tool="bookAppointment", dispatchMode=mode)
         assert suspended.status_code == 201 and suspended.json()["request"]["tierKey"] == "low"
+
+
+def test_a_tier_floor_raises_a_low_declaration_at_the_next_call(runtime: Runtime, make_user: Any) -> None:
+    from catalog.services.floors import tier_floor_add
+
+    # createInvoiceDraft declares tier low in the billing domain: operator mode allows it, until a floor says no.
+    assert runtime.evaluate(tool="createInvoiceDraft", dispatchMode="operator").status_code == 200
+    officer = make_user("olga", "safety-officer")
+    tier_floor_add(
+        policy_domain="billing", pattern="", system="", min_tier="high", reason="all billing", created_by=officer
+    )
+    raised = runtime.evaluate(tool="createInvoiceDraft", dispatchMode="operator")
+    assert raised.status_code == 201 and raised.json()["reason"] == "tier-high"
+    assert raised.json()["request"]["hitlTier"] == "high" and raised.json()["request"]["tierKey"] == "high"
 
 
 def test_an_ungated_tucan_mutation_is_suspended_flagged_and_routed_by_category(runtime: Runtime) -> None:
@@ -211,23 +226,36 @@ def test_evaluate_runs_a_bounded_number_of_queries(runtime: Runtime, django_asse
     runtime.evaluate()  # warm: the catalog index
     # token, catalog version, savepoint, insert, audit insert (no lock: sealed later), release: whatever the
     # catalog or queue size
-    with django_assert_max_num_queries(6):
+    with django_assert_max_num_queries(7):  # + the tier floors' version
         assert runtime.evaluate().status_code == 201
     # token, catalog version, the idempotency key lookup
     with django_assert_max_num_queries(3):
         assert runtime.evaluate(tool="listActiveMedications").status_code == 200
 
 
-def test_a_catalog_import_is_seen_by_the_next_evaluate(runtime: Runtime, manifests: Any) -> None:
+def test_a_catalog_import_is_seen_by_the_next_evaluate_once_signed_off(runtime: Runtime, manifests: Any) -> None:
     from catalog.services.imports import catalog_import
 
+    m = manifests
+    note = m.mutate_tool("recordClinicalNote", module="note", policyDomain="note", hitlTier="high")
+    book = m.mutate_tool("bookAppointment", module="appointment", policyDomain="appointment", hitlTier="low")
+    invoice = m.mutate_tool("createInvoiceDraft", module="billing", policyDomain="billing", hitlTier="low")
+    signed_import(m.encode(m.condor([note, book, invoice, m.condor_tool("listActiveMedications")], forcedFloors=[])))
     assert runtime.evaluate(tool="createInvoiceDraft").status_code == 201
-    lowered = manifests.condor(
-        [manifests.mutate_tool("prescribeMedication", hitlTier="low"), manifests.condor_tool("listActiveMedications")],
+    lowered = m.condor(
+        [{**note, "hitlTier": "low"}, {**book, "hitlTier": "high"}, m.condor_tool("listActiveMedications")],
         forcedFloors=[],
     )
-    catalog_import(raw=manifests.encode(lowered), via="test")
+    catalog_import(raw=m.encode(lowered), via="test")
     gone = runtime.evaluate(tool="createInvoiceDraft")
-    assert gone.status_code == 422 and gone.json()["reason"] == "unknown-tool"  # retired by the import
-    now_low = runtime.evaluate(dispatchMode="operator")
-    assert now_low.status_code == 200 and now_low.json()["reason"] == "tier-low-operator"
+    assert gone.status_code == 422 and gone.json()["reason"] == "unknown-tool"  # a removal takes effect at import
+    raised = runtime.evaluate(tool="bookAppointment", dispatchMode="operator")
+    assert raised.status_code == 201 and raised.json()["reason"] == "tier-high"  # so does a strengthening
+    # A lowered tier waits for sign-off under the clinical profile; a non-clinical profile sees it at once.
+    waiting = runtime.evaluate(tool="recordClinicalNote", dispatchMode="operator")
+    assert waiting.status_code == 201 and waiting.json()["reason"] == "tier-high"
+    demo = runtime.evaluate(tool="recordClinicalNote", dispatchMode="operator", profile="demo")
+    assert demo.status_code == 200 and demo.json()["reason"] == "tier-low-operator"
+    sign_off("condor")
+    signed = runtime.evaluate(tool="recordClinicalNote", dispatchMode="operator")
+    assert signed.status_code == 200 and signed.json()["reason"] == "tier-low-operator"

@@ -7,6 +7,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from catalog.domain.manifest import ManifestError
+from catalog.selectors.effect import clinical_profiles_exist
 from catalog.services.imports import catalog_import
 
 
@@ -15,7 +16,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file", type=Path)
-        parser.add_argument("--as", dest="username", help="record this user as the importer")
+        parser.add_argument(
+            "--as",
+            dest="username",
+            help="record this user as the importer (required once a clinical profile exists; they cannot sign it off)",
+        )
 
     def handle(self, *args: Any, file: Path, username: str | None, **options: Any) -> None:
         try:
@@ -27,6 +32,11 @@ class Command(BaseCommand):
             user = get_user_model().objects.filter(username=username).first()
             if user is None:
                 raise CommandError(f"--as {username}: no such user")
+        elif clinical_profiles_exist():
+            raise CommandError(
+                "--as USERNAME is required once a clinical profile exists: the import names the person who answers "
+                "for it, and a sign-off must come from someone else; nothing was changed"
+            )
         try:
             result = catalog_import(raw=raw, via=f"cli {file.name}", imported_by=user)
         except ManifestError as exc:

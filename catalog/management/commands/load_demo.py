@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -11,15 +10,15 @@ from django.db import transaction
 from catalog.cards.services.demo import cards_demo_load
 from catalog.core import roles
 from catalog.domain.manifest import ManifestError
-from catalog.services.imports import catalog_import
+from catalog.services.demo import catalog_demo_load
 
-DEMO_DIR = Path(__file__).resolve().parents[2] / "demo"
 DEMO_PASSWORD = "condor-demo"  # noqa: S105 - printed demo credentials, local runs only
 
 # username → (groups, is_staff, is_superuser)
 DEMO_USERS: dict[str, tuple[tuple[str, ...], bool, bool]] = {
     "admin": ((roles.CATALOG_ADMIN,), True, True),
     "safety": ((roles.SAFETY_OFFICER,), False, False),
+    "safety-two": ((roles.SAFETY_OFFICER,), False, False),
     "oncall": ((roles.ON_CALL,), False, False),
     "approver": ((roles.APPROVER, roles.approver_group("medication")), False, False),
     "billing-approver": ((roles.APPROVER, roles.approver_group("billing")), False, False),
@@ -30,28 +29,31 @@ DEMO_USERS: dict[str, tuple[tuple[str, ...], bool, bool]] = {
 
 
 class Command(BaseCommand):
-    help = "Import the demo catalogs and create the demo users (idempotent)."
+    help = "Create the demo users, import the demo catalogs signed off, plus one revision awaiting review (idempotent)."
 
     def handle(self, *args: Any, **options: Any) -> None:
-        for name in ("condor.json", "tucan.json"):
-            try:
-                result = catalog_import(raw=(DEMO_DIR / name).read_bytes(), via=f"demo {name}")
-            except ManifestError as exc:
-                raise CommandError(f"demo manifest {name} refused:\n  " + "\n  ".join(exc.problems)) from exc
-            self.stdout.write(result.summary())
-        self.stdout.write(cards_demo_load().summary())
         with transaction.atomic():
-            user_model = get_user_model()
-            for username, (groups, is_staff, is_superuser) in DEMO_USERS.items():
-                user, created = user_model.objects.get_or_create(username=username)
-                if created:
-                    user.set_password(DEMO_PASSWORD)
-                user.is_staff = is_staff
-                user.is_superuser = is_superuser
-                user.save()
-                user.groups.set([Group.objects.get_or_create(name=name)[0] for name in groups])
+            users = {name: _demo_user(name, *spec) for name, spec in DEMO_USERS.items()}
+        try:
+            lines = catalog_demo_load(importer=users["catalog-admin"], officers=(users["safety"], users["safety-two"]))
+        except ManifestError as exc:
+            raise CommandError("demo manifest refused:\n  " + "\n  ".join(exc.problems)) from exc
+        for line in lines:
+            self.stdout.write(line)
+        self.stdout.write(cards_demo_load().summary())
         self.stdout.write("")
         self.stdout.write(f"Demo logins (password {DEMO_PASSWORD!r} for each):")
         for username, (groups, _, is_superuser) in DEMO_USERS.items():
             extra = ", superuser" if is_superuser else ""
             self.stdout.write(f"  {username:<17} {', '.join(groups)}{extra}")
+
+
+def _demo_user(username: str, groups: tuple[str, ...], is_staff: bool, is_superuser: bool) -> Any:
+    user, created = get_user_model().objects.get_or_create(username=username)
+    if created:
+        user.set_password(DEMO_PASSWORD)
+    user.is_staff = is_staff
+    user.is_superuser = is_superuser
+    user.save()
+    user.groups.set([Group.objects.get_or_create(name=name)[0] for name in groups])
+    return user

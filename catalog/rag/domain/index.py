@@ -60,6 +60,7 @@ class IndexedProfile:
     system: str
     availabilities: Sequence[str]
     includes: Sequence[str]
+    clinical: bool = False
 
 
 @dataclass
@@ -109,5 +110,10 @@ class SystemIndex:
 class RagIndex:
     version: tuple[object, ...]
     model_id: str
-    systems: dict[str, SystemIndex]
+    systems: dict[str, SystemIndex]  # the newest import (what non-clinical profiles see)
     profiles: dict[str, IndexedProfile]
+    # What is in effect (what clinical profiles see); the same object as in `systems` when nothing awaits sign-off.
+    in_effect: dict[str, SystemIndex] = field(default_factory=dict)
+
+    def served(self, system: str, *, clinical: bool) -> SystemIndex | None:
+        return (self.in_effect if clinical else self.systems).get(system)

@@ -7,18 +7,20 @@ reads every live tool and vector once.
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import numpy as np
 from django.db.models import Max
 
 from catalog.core.cache import catalog_version
+from catalog.domain.descriptor import DECLARED_FIELDS
 from catalog.models import CatalogProfile, ForcedFloor, Tool, ToolEmbedding
 from catalog.rag.domain.index import CURRENT, IndexedProfile, IndexedTool, RagIndex, SystemIndex, vector_state
 
 _lock = threading.Lock()
 _cached: RagIndex | None = None
 
-StoredVectors = dict[int, tuple[str, bytes]]  # tool pk → (text hash the vector came from, little-endian float32)
+StoredVectors = dict[int, dict[str, bytes]]  # tool pk → {text hash the vector came from: little-endian float32}
 
 
 def _vectors_version(model_id: str) -> tuple[object, ...]:
@@ -44,25 +46,40 @@ def rag_index(model_id: str) -> RagIndex:
 def _build(version: tuple[object, ...], model_id: str) -> RagIndex:
     vectors = _stored_vectors(model_id)
     floors = _floors_by_system()
-    revisions = {system: revision for system, revision, _ in catalog_version()}
-    systems = {
-        system: _system_index(system, tools, vectors, floors.get(system, []), revisions.get(system))
-        for system, tools in _live_tools_by_system().items()
-    }
+    revisions = {row[0]: row[1] for row in catalog_version()}
+    systems: dict[str, SystemIndex] = {}
+    in_effect: dict[str, SystemIndex] = {}
+    for system, tools in _live_tools_by_system().items():
+        args = (vectors, floors.get(system, []), revisions.get(system))
+        systems[system] = _system_index([(t, _declared(t), t.rag_text_sha256) for t in tools], *args)
+        # Clinical profiles retrieve over what is in effect; the same index when nothing awaits sign-off.
+        awaiting = any(t.awaiting_signoff for t in tools)
+        in_effect[system] = (
+            _system_index([(t, t.in_effect, t.in_effect_text_sha256) for t in tools if t.in_effect], *args)
+            if awaiting
+            else systems[system]
+        )
     profiles = {
-        p.slug: IndexedProfile(p.slug, p.system, list(p.availabilities), list(p.includes))
+        p.slug: IndexedProfile(p.slug, p.system, list(p.availabilities), list(p.includes), p.clinical)
         for p in CatalogProfile.objects.all()
     }
-    return RagIndex(version, model_id, systems, profiles)
+    return RagIndex(version, model_id, systems, profiles, in_effect)
 
 
 def _stored_vectors(model_id: str) -> StoredVectors:
-    return {
-        tool_id: (sha, bytes(vec))
-        for tool_id, sha, vec in ToolEmbedding.objects.filter(model_id=model_id, tool__retired_in__isnull=True)
+    stored: StoredVectors = {}
+    rows = (
+        ToolEmbedding.objects.filter(model_id=model_id, tool__retired_in__isnull=True)
         .values_list("tool_id", "text_sha256", "vector")
         .iterator(chunk_size=2000)
-    }
+    )
+    for tool_id, sha, vec in rows:
+        stored.setdefault(tool_id, {})[sha] = bytes(vec)
+    return stored
+
+
+def _declared(tool: Tool) -> dict[str, Any]:
+    return {name: getattr(tool, name) for name in DECLARED_FIELDS}
 
 
 def _live_tools_by_system() -> dict[str, list[Tool]]:
@@ -80,24 +97,25 @@ def _floors_by_system() -> dict[str, list[tuple[str, str, list[str]]]]:
 
 
 def _system_index(
-    system: str,
-    tools: list[Tool],
+    tools: list[tuple[Tool, dict[str, Any], str]],
     vectors: StoredVectors,
     floors: list[tuple[str, str, list[str]]],
     revision: object,
 ) -> SystemIndex:
-    """One system's tools in declared-id order; only current vectors enter the matrix."""
+    """One system's tools in declared-id order, each as (row, the declaration served, the hash of its embedded
+    text); only vectors of that text enter the matrix."""
     indexed: list[IndexedTool] = []
     rows: list[IndexedTool] = []
     arrays: list[np.ndarray] = []
-    for t in tools:
-        stored = vectors.get(t.pk)
-        state = vector_state(t.rag_text_sha256, stored[0] if stored is not None else None)
-        item = _indexed_tool(t, row=len(rows) if state == CURRENT else None, state=state)
+    for t, declared, text_sha in tools:
+        stored = vectors.get(t.pk, {})
+        found = text_sha if text_sha in stored else next(iter(stored), None)
+        state = vector_state(text_sha, found)
+        item = _indexed_tool(t, declared, text_sha, row=len(rows) if state == CURRENT else None, state=state)
         indexed.append(item)
-        if state == CURRENT and stored is not None:
+        if state == CURRENT:
             rows.append(item)
-            arrays.append(np.frombuffer(stored[1], dtype="<f4"))
+            arrays.append(np.frombuffer(stored[text_sha], dtype="<f4"))
     return SystemIndex(
         tools=indexed,
         by_key={t.key: t for t in indexed},
@@ -108,20 +126,20 @@ def _system_index(
     )
 
 
-def _indexed_tool(t: Tool, *, row: int | None, state: str) -> IndexedTool:
+def _indexed_tool(t: Tool, declared: dict[str, Any], text_sha: str, *, row: int | None, state: str) -> IndexedTool:
     return IndexedTool(
         pk=t.pk,
         system=t.system,
         declared_id=t.declared_id,
         key=t.canonical_key,
-        plane=t.plane,
-        availability=t.availability,
-        always_include=t.always_include,
-        rag_description=t.rag_description,
-        description=t.description,
-        instruction_fragment=t.instruction_fragment,
-        input_schema=t.input_schema,
-        has_text=bool(t.rag_text_sha256),
+        plane=declared["plane"],
+        availability=declared["availability"],
+        always_include=declared["always_include"],
+        rag_description=declared["rag_description"],
+        description=declared["description"],
+        instruction_fragment=declared["instruction_fragment"],
+        input_schema=declared["input_schema"],
+        has_text=bool(text_sha),
         row=row,
         vector_state=state,
     )

@@ -39,7 +39,7 @@ def snapshot_resolve(
     index = rag_index(embedder.model_id)
     profile_view = _profile(index, profile)
     system = system or profile_view.system
-    system_index = _system_index(index, system)
+    system_index = _system_index(index, system, clinical=profile_view.clinical)
     query = None
     if system_index.rows and prompt.strip():  # no embedder call when nothing can be ranked
         query = query_vector if query_vector is not None else embedder.embed([prompt])[0]
@@ -72,8 +72,9 @@ def _profile(index: RagIndex, slug: str) -> IndexedProfile:
     return found
 
 
-def _system_index(index: RagIndex, system: str) -> SystemIndex:
-    found = index.systems.get(system)
+def _system_index(index: RagIndex, system: str, *, clinical: bool) -> SystemIndex:
+    """The system's index as the profile sees it: a clinical profile retrieves over what is in effect."""
+    found = index.served(system, clinical=clinical)
     if found is None:
         raise SnapshotRefused(f"system: {system!r} has no imported catalog (known: {', '.join(sorted(index.systems))})")
     return found

@@ -1,28 +1,19 @@
 """Which tools need a vector, how many are current, and the current vectors themselves.
 
 A vector is current when it was made by the configured model from the text the tool has now
-(`ToolEmbedding.text_sha256 == Tool.rag_text_sha256`).
+(`ToolEmbedding.text_sha256 == Tool.rag_text_sha256`). While a rewrite of a tool's text awaits sign-off, the vector
+of the text in effect (`Tool.in_effect_text_sha256`) is kept and needed too: clinical profiles retrieve by it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypedDict
 
 import numpy as np
-from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
 
 from catalog.models import Tool, ToolEmbedding
 from catalog.rag.embedders import configured_model_id
-
-if TYPE_CHECKING:
-    from django_stubs_ext import WithAnnotations
-
-
-class VectorHash(TypedDict):
-    """The text hash of the tool's stored vector for one model; None when it has none."""
-
-    vector_sha: str | None
 
 
 def embeddable_tools() -> QuerySet[Tool]:
@@ -30,10 +21,18 @@ def embeddable_tools() -> QuerySet[Tool]:
     return Tool.objects.live().exclude(rag_text_sha256="")
 
 
-def with_vector_hash(tools: QuerySet[Tool], model_id: str) -> QuerySet[WithAnnotations[Tool, VectorHash]]:
-    """The tools annotated with `vector_sha`, the text hash of their stored vector for the model."""
-    vector = ToolEmbedding.objects.filter(tool=OuterRef("pk"), model_id=model_id).values("text_sha256")[:1]
-    return tools.annotate(vector_sha=Subquery(vector))
+def _vector(model_id: str, text_sha: str | None = None) -> Exists:
+    """Whether the tool has a vector for the model (of the text whose hash is in column `text_sha`, when given)."""
+    vectors = ToolEmbedding.objects.filter(tool=OuterRef("pk"), model_id=model_id)
+    return Exists(vectors.filter(text_sha256=OuterRef(text_sha)) if text_sha else vectors)
+
+
+def lacking_vectors(tools: QuerySet[Tool], model_id: str) -> QuerySet[Tool]:
+    """Those of `tools` that lack the vector of their newest text, or of the text in effect when that differs."""
+    in_effect_needed = ~Q(in_effect_text_sha256="") & ~Q(in_effect_text_sha256=F("rag_text_sha256"))
+    return tools.annotate(
+        has_current=_vector(model_id, "rag_text_sha256"), has_in_effect=_vector(model_id, "in_effect_text_sha256")
+    ).filter(Q(has_current=False) | (in_effect_needed & Q(has_in_effect=False)))
 
 
 def tools_needing_vectors(*, model_id: str | None = None, system: str | None = None) -> list[int]:
@@ -41,9 +40,7 @@ def tools_needing_vectors(*, model_id: str | None = None, system: str | None = N
     tools = embeddable_tools()
     if system:
         tools = tools.filter(system=system)
-    annotated = with_vector_hash(tools, model_id or configured_model_id())
-    stale = Q(vector_sha__isnull=True) | ~Q(vector_sha=F("rag_text_sha256"))
-    return list(annotated.filter(stale).order_by("pk").values_list("pk", flat=True))
+    return list(lacking_vectors(tools, model_id or configured_model_id()).order_by("pk").values_list("pk", flat=True))
 
 
 @dataclass(frozen=True)
@@ -64,9 +61,9 @@ def embedding_status(*, system: str | None = None) -> EmbeddingStatus:
     tools = embeddable_tools()
     if system:
         tools = tools.filter(system=system)
-    counts = with_vector_hash(tools, model_id).aggregate(
-        embedded=Count("pk", filter=Q(vector_sha=F("rag_text_sha256"))),
-        missing=Count("pk", filter=Q(vector_sha__isnull=True)),
+    counts = tools.annotate(current=_vector(model_id, "rag_text_sha256"), any=_vector(model_id)).aggregate(
+        embedded=Count("pk", filter=Q(current=True)),
+        missing=Count("pk", filter=Q(any=False)),
         total=Count("pk"),
     )
     stale = counts["total"] - counts["embedded"] - counts["missing"]

@@ -7,19 +7,21 @@ most, and never duplicate a row.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from celery import current_app
 from django.conf import settings
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from catalog.models import ToolEmbedding
 from catalog.rag.domain.text import embedding_text
 from catalog.rag.embedders import Embedder, get_embedder
-from catalog.rag.selectors.vectors import embeddable_tools, with_vector_hash
+from catalog.rag.selectors.vectors import embeddable_tools, lacking_vectors
 
 log = logging.getLogger(__name__)
 
@@ -37,43 +39,67 @@ class RefreshResult:
 
 
 def embeddings_refresh(tool_ids: Iterable[int], *, embedder: Embedder | None = None) -> RefreshResult:
-    """Embed those of `tool_ids` whose vector is missing or stale, re-reading their current text.
+    """Embed the texts of `tool_ids` that have no vector yet (re-reading their newest text and the text in effect),
+    then delete the vectors of texts that are neither.
 
-    Idempotent: a tool whose vector already matches its text (and the model) is skipped, so a redelivered
-    or duplicated task costs one query and no embedder call.
+    Idempotent: a tool whose vectors already match its texts (and the model) is skipped, so a redelivered or
+    duplicated task costs two queries and no embedder call.
     """
     embedder = embedder or get_embedder()
     model_id = embedder.model_id
     ids = sorted(set(tool_ids))
     rows = list(
-        with_vector_hash(embeddable_tools().filter(pk__in=ids), model_id).values(
-            "pk", "system", "rag_description", "rag_keywords", "rag_text_sha256", "vector_sha"
+        lacking_vectors(embeddable_tools().filter(pk__in=ids), model_id).values(
+            "pk", "system", "rag_description", "rag_keywords", "rag_text_sha256", "in_effect", "in_effect_text_sha256"
         )
     )
-    todo = [r for r in rows if r["vector_sha"] != r["rag_text_sha256"]]
+    todo = _texts_to_embed(rows, model_id)
     if not todo:
-        return RefreshResult([], len(rows), frozenset())
-    vectors = embedder.embed([embedding_text(r["rag_description"], r["rag_keywords"]) for r in todo])
+        return RefreshResult([], len(ids), frozenset())
+    vectors = embedder.embed([text for _, _, text in todo])
     now = timezone.now()
     objs = [
         ToolEmbedding(
-            tool_id=r["pk"],
+            tool_id=pk,
             model_id=model_id,
-            text_sha256=r["rag_text_sha256"],
+            text_sha256=sha,
             dim=int(vectors.shape[1]),
             vector=np.ascontiguousarray(vector, dtype="<f4").tobytes(),
             embedded_at=now,
         )
-        for r, vector in zip(todo, vectors, strict=True)
+        for (pk, sha, _), vector in zip(todo, vectors, strict=True)
     ]
+    embedded = sorted({pk for pk, _, _ in todo})
     with transaction.atomic():
         ToolEmbedding.objects.bulk_create(
             objs,
             update_conflicts=True,
-            unique_fields=["tool", "model_id"],
-            update_fields=["text_sha256", "dim", "vector", "embedded_at"],
+            unique_fields=["tool", "model_id", "text_sha256"],
+            update_fields=["dim", "vector", "embedded_at"],
         )
-    return RefreshResult([r["pk"] for r in todo], len(rows) - len(todo), frozenset(r["system"] for r in todo))
+        # Against the tools' columns as they are now (one statement): a text an import changed meanwhile keeps
+        # the vector another worker just made for it.
+        ToolEmbedding.objects.filter(tool_id__in=embedded, model_id=model_id).exclude(
+            text_sha256=F("tool__rag_text_sha256")
+        ).exclude(text_sha256=F("tool__in_effect_text_sha256")).delete()
+    return RefreshResult(embedded, len(ids) - len(embedded), frozenset(r["system"] for r in rows))
+
+
+def _texts_to_embed(rows: Sequence[Mapping[str, Any]], model_id: str) -> list[tuple[int, str, str]]:
+    """(tool id, text hash, text) of each text of `rows` with no vector for the model yet."""
+    stored = set(
+        ToolEmbedding.objects.filter(tool_id__in=[r["pk"] for r in rows], model_id=model_id).values_list(
+            "tool_id", "text_sha256"
+        )
+    )
+    todo: list[tuple[int, str, str]] = []
+    for r in rows:
+        texts = {r["rag_text_sha256"]: embedding_text(r["rag_description"], r["rag_keywords"])}
+        in_effect = r["in_effect"]
+        if in_effect and r["in_effect_text_sha256"] and r["in_effect_text_sha256"] not in texts:
+            texts[r["in_effect_text_sha256"]] = embedding_text(in_effect["rag_description"], in_effect["rag_keywords"])
+        todo.extend((r["pk"], sha, text) for sha, text in texts.items() if (r["pk"], sha) not in stored)
+    return todo
 
 
 def batches(ids: Sequence[int], size: int | None = None) -> list[list[int]]:

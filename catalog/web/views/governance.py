@@ -10,15 +10,17 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseForbidden
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from catalog.core.access import page
-from catalog.core.permissions import is_safety_officer
 from catalog.domain.rules import RULES
 from catalog.domain.vocabulary import ReviewState
-from catalog.models import CatalogRevision, Tool, Waiver
-from catalog.selectors.governance import finding_counts_per_rule, findings_list, revision_detail, revisions_list
-from catalog.services.governance import GovernanceRefused, revision_review, waiver_grant, waiver_revoke
+from catalog.models import CatalogRevision, RevisionReview, Tool, Waiver
+from catalog.selectors.governance import finding_counts_per_rule, findings_list, revisions_list
+from catalog.selectors.signoff import decision_state, revision_detail
+from catalog.services.governance import GovernanceRefused, waiver_grant, waiver_revoke
+from catalog.services.signoff import SignoffResult, revision_review
 from catalog.web.forms import FindingFilterForm, ReviewForm, WaiverForm
 
 PAGE_SIZE = 50
@@ -55,29 +57,39 @@ def revisions_page(request: HttpRequest) -> HttpResponse:
     return render(request, "catalog/revisions.html", {"page": page, "state": state, "states": list(ReviewState)})
 
 
-@page("revision")
-def revision_page(request: HttpRequest, system: str, number: int) -> HttpResponse:
+def _revision_response(request: HttpRequest, system: str, number: int, status: int = 200) -> HttpResponse:
     try:
-        revision, changes, reviews = revision_detail(system, number)
+        data = revision_detail(system, number)
     except CatalogRevision.DoesNotExist as exc:
         raise Http404(f"no revision {number} of {system}") from exc
-    may_review = (
-        is_safety_officer(request.user)
-        and revision.review_state != ReviewState.APPROVED
-        and revision.imported_by_id != request.user.pk
-    )
-    return render(
-        request,
-        "catalog/revision.html",
-        {
+    context = {
+        "page": data,
+        "revision": data.revision,
+        "decision": decision_state(data, request.user),
+        "form": ReviewForm(),
+    }
+    return render(request, "catalog/revision.html", context, status=status)
+
+
+@page("revision")
+def revision_page(request: HttpRequest, system: str, number: int) -> HttpResponse:
+    return _revision_response(request, system, number)
+
+
+def _decided_message(result: SignoffResult) -> str:
+    revision = result.revision
+    if result.review.decision == RevisionReview.Decision.REQUEST_CHANGES:
+        return _("Changes requested on %(revision)s: what is in effect stays as it is.") % {"revision": revision}
+    if result.in_effect:
+        return _("%(revision)s is approved: %(count)s awaiting declarations are now in effect.") % {
             "revision": revision,
-            "changes": changes,
-            "reviews": reviews,
-            "may_review": may_review,
-            "form": ReviewForm(),
-            "safety_changes": [c for c in changes if c.safety_relevant],
-        },
-    )
+            "count": result.applied,
+        }
+    return _("Your approval of %(revision)s is recorded: %(approvals)s of %(required)s sign-offs.") % {
+        "revision": revision,
+        "approvals": result.approvals,
+        "required": result.required,
+    }
 
 
 @require_POST
@@ -89,18 +101,19 @@ def revision_review_view(request: HttpRequest, system: str, number: int) -> Http
         messages.error(request, "; ".join(f"{k}: {' '.join(map(str, v))}" for k, v in form.errors.items()))
         return redirect("revision", system=system, number=number)
     try:
-        revision_review(
+        result = revision_review(
             revision_id=revision.pk,
             reviewer=request.user,
             decision=form.cleaned_data["decision"],
             comment=form.cleaned_data["comment"],
         )
     except GovernanceRefused as exc:
-        if exc.forbidden:
-            return HttpResponseForbidden(exc.message)
         messages.error(request, exc.message)
+        if exc.forbidden:
+            # The page itself, refusal on top: the reviewer sees why and what is still open to them.
+            return _revision_response(request, system, number, status=403)
     else:
-        messages.success(request, f"{revision}: {form.cleaned_data['decision']}")
+        messages.success(request, _decided_message(result))
     return redirect("revision", system=system, number=number)
 
 

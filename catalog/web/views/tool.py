@@ -1,4 +1,5 @@
-"""One tool's page: declared beside effective axes, its findings and waivers."""
+"""One tool's page: declared beside effective axes, what clinical profiles are served while a newer declaration
+awaits sign-off, its findings and waivers."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from catalog.core.permissions import is_safety_officer
 from catalog.domain.rules import RULES
 from catalog.models import Tool
 from catalog.selectors.governance import findings_list
+from catalog.selectors.signoff import tool_in_effect
 from catalog.selectors.tool import tool_page
 from catalog.web.forms import WaiverForm
 
@@ -36,5 +38,6 @@ def tool_view(request: HttpRequest, system: str, declared_id: str) -> HttpRespon
             "may_waive": officer and bool(waivable),
             "may_revoke": officer,
             "form": WaiverForm(rules=waivable),
+            "in_effect": tool_in_effect(data.tool),
         },
     )

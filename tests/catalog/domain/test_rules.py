@@ -60,7 +60,7 @@ def test_a_clean_catalog_has_no_findings() -> None:
 def test_every_rule_has_an_id_severity_and_title() -> None:
     for rule_id, spec in rules.RULES.items():
         assert spec.id == rule_id and spec.severity in rules.Severity and spec.title
-    assert rules.UNWAIVABLE_RULES == ("mutate-without-hitl", "non-production-in-clinical")
+    assert rules.UNWAIVABLE_RULES == ("mutate-without-hitl", "non-production-in-clinical", "hitl-tier-below-floor")
 
 
 def test_mutate_without_hitl() -> None:
@@ -151,10 +151,10 @@ def test_policy_class_fallback_on_condor_only() -> None:
     [
         ("", "ragDescription is missing"),
         ("Lists medications.", "ragDescription has 1 line(s), not the four-line shape"),
-        (RAG.replace("REQUIRES:", "NEEDS:"), "line 'NEEDS: a patient in context.' should start with 'REQUIRES:'"),
+        (RAG.replace("REQUIRES:", "NEEDS:"), "line 3 'NEEDS: a patient in context.' should start with 'REQUIRES'"),
         (
             RAG.replace("PRODUCES: a card listing each active medication with dose and route.", "PRODUCES:"),
-            "line 'PRODUCES:' should start with 'PRODUCES:'",
+            "line 4 'PRODUCES:' says nothing after 'PRODUCES'",
         ),
     ],
 )
@@ -240,3 +240,34 @@ def test_registry_is_open_for_new_rules() -> None:
             rules.rule("test-only-rule", rules.Severity.WARNING, "again")(_check)
     finally:
         del rules.RULES["test-only-rule"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        RAG,
+        RAG.replace(":", ""),  # the seeds write the headings without a colon
+        RAG.replace("USE WHEN:", "use when")
+        .replace("DO NOT use when", "Do not use when")
+        .replace("REQUIRES:", "Requires"),
+    ],
+)
+def test_rag_description_shape_reads_headings_with_or_without_colon_in_any_case(text: str) -> None:
+    assert fired("rag-description-shape", view(replace(GOOD, rag_description=text))) == []
+
+
+def test_rag_description_shape_does_not_take_do_not_use_when_for_use_when() -> None:
+    swapped = "\n".join(RAG.splitlines()[i] for i in (1, 0, 2, 3))
+    (finding,) = fired("rag-description-shape", view(replace(GOOD, rag_description=swapped)))
+    assert finding.details["problem"].startswith("line 1 'DO NOT USE WHEN: the clinician' should start with 'USE WHEN'")
+
+
+def test_a_well_written_seed_style_tool_reaches_the_manifest_minimum() -> None:
+    seed_style = replace(
+        GOOD,
+        declared_id="list-allergies",
+        rag_description="USE WHEN the user asks for the patient's allergies\nDO NOT USE WHEN recording a new allergy\n"
+        "REQUIRES patientId\nPRODUCES the allergy list with severity and reaction",
+    )
+    assert fired("manifest-line-bounds", view(seed_style)) == []
+    assert fired("rag-description-shape", view(seed_style)) == []

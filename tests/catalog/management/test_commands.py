@@ -18,14 +18,15 @@ from tests.conftest import ROOT
 pytestmark = pytest.mark.django_db
 
 
-def test_import_catalog_prints_the_revision_summary(tmp_path: Path, manifests: Any) -> None:
+def test_import_catalog_prints_the_revision_summary(tmp_path: Path, manifests: Any, make_user: Any) -> None:
     path = tmp_path / "condor.json"
     path.write_bytes(manifests.encode(manifests.condor()))
     out = io.StringIO()
     call_command("import_catalog", str(path), stdout=out)
     assert out.getvalue().startswith("condor r1: 2 live tools; 2 added, 0 removed, 0 changed")
     out = io.StringIO()
-    call_command("import_catalog", str(path), stdout=out)
+    make_user("ines", "catalog-admin")
+    call_command("import_catalog", str(path), "--as", "ines", stdout=out)  # a clinical profile exists now
     assert out.getvalue().strip() == "condor: unchanged (matches condor r1); nothing written"
 
 

@@ -40,7 +40,7 @@ def test_load_demo_is_idempotent(demo: str) -> None:
     out = io.StringIO()
     call_command("load_demo", stdout=out)
     assert "condor: unchanged" in out.getvalue() and "tucan: unchanged" in out.getvalue()
-    assert CatalogRevision.objects.count() == 2
+    assert CatalogRevision.objects.count() == 3  # condor r1 signed off, r2 awaiting review; tucan r1
 
 
 def test_demo_catalogs_look_like_the_real_thing(demo: str) -> None:
@@ -93,7 +93,7 @@ def test_demo_carries_the_planted_defects(demo: str) -> None:
     exposed = [llm_name(n) for n in names]
     assert len(set(exposed)) < len(exposed)
     # Audited baseline differs from the live business count (the seed's 76 vs 78).
-    condor_revision = CatalogRevision.objects.get(system="condor")
+    condor_revision = CatalogRevision.objects.get(system="condor", number=1)
     assert condor_revision.baseline_count != condor_revision.business_tool_count
 
 
@@ -123,6 +123,7 @@ PLANTED = {
     },
     "fragment-over-budget": {"condor:adjustMedicationDose"},
     "count-drift": {"condor:", "tucan:"},
+    "llm-text-manipulation": set(),  # the demo's texts are clean: bench/manipulation.py measures the rule
 }
 
 

@@ -13,8 +13,7 @@ from catalog.rag.selectors import resolution
 from catalog.rag.selectors.vectors import embeddable_tools
 from catalog.rag.services import vectors
 from catalog.rag.services.vectors import embeddings_refresh
-from catalog.services.imports import catalog_import
-from tests.conftest import ROOT, tasks_in_process
+from tests.conftest import ROOT, signed_import, tasks_in_process
 
 DEMO = ROOT / "catalog" / "demo"
 
@@ -52,7 +51,7 @@ def _in_process_celery() -> Iterator[None]:
 
 def import_demo() -> None:
     for name in ("condor.json", "tucan.json"):
-        catalog_import(raw=(DEMO / name).read_bytes(), via="test")
+        signed_import((DEMO / name).read_bytes())
 
 
 @pytest.fixture

@@ -8,8 +8,10 @@ from typing import Any
 import pytest
 from django.db import connection, connections
 
-from catalog.models import CatalogRevision, Tool, ToolChange
+from catalog.models import CatalogRevision, RevisionReview, Tool, ToolChange
+from catalog.services.governance import GovernanceRefused
 from catalog.services.imports import catalog_import
+from catalog.services.signoff import SignoffResult, revision_review
 from tests.conftest import requires_postgres
 
 pytestmark = [requires_postgres, pytest.mark.django_db(transaction=True)]
@@ -69,14 +71,9 @@ def test_the_same_manifest_submitted_twice_at_once_records_one_revision(manifest
     assert Tool.objects.count() == 2
 
 
-def test_two_officers_signing_off_at_once_decide_exactly_once(manifests: Any, make_user: Any) -> None:
-    from catalog.models import RevisionReview
-    from catalog.services.governance import GovernanceRefused, revision_review
-
-    revision = catalog_import(raw=manifests.encode(manifests.condor()), via="setup").revision
-    officers = [make_user("olga", "safety-officer"), make_user("omar", "safety-officer")]
-    barrier = threading.Barrier(2)
-    outcomes: list[Any] = [None, None]
+def _decide_at_once(revision: CatalogRevision, officers: list[Any]) -> list[Any]:
+    barrier = threading.Barrier(len(officers))
+    outcomes: list[Any] = [None] * len(officers)
 
     def decide(i: int) -> None:
         try:
@@ -89,12 +86,70 @@ def test_two_officers_signing_off_at_once_decide_exactly_once(manifests: Any, ma
         finally:
             connections.close_all()
 
-    threads = [threading.Thread(target=decide, args=(i,)) for i in range(2)]
+    threads = [threading.Thread(target=decide, args=(i,)) for i in range(len(officers))]
     for t in threads:
         t.start()
     for t in threads:
         t.join(timeout=60)
+    return outcomes
+
+
+def test_two_officers_signing_off_at_once_decide_exactly_once(manifests: Any, make_user: Any) -> None:
+    low = [manifests.mutate_tool("bookAppointment", module="appointment", policyDomain="appointment", hitlTier="low")]
+    revision = catalog_import(raw=manifests.encode(manifests.condor(low)), via="setup").revision
+    assert revision.signoffs_required == 1
+    officers = [make_user("olga", "safety-officer"), make_user("omar", "safety-officer")]
+    outcomes = _decide_at_once(revision, officers)
     refused = [o for o in outcomes if isinstance(o, GovernanceRefused)]
     assert len(refused) == 1 and "already" in refused[0].message
     assert RevisionReview.objects.filter(revision=revision).count() == 1
     assert CatalogRevision.objects.get(pk=revision.pk).review_state == "approved"
+
+
+def test_two_of_two_sign_offs_at_once_put_the_revision_in_effect_once(manifests: Any, make_user: Any) -> None:
+    revision = catalog_import(raw=manifests.encode(manifests.condor()), via="setup").revision  # tier high
+    assert revision.signoffs_required == 2
+    officers = [make_user(name, "safety-officer") for name in ("olga", "omar", "oona")]
+    outcomes = _decide_at_once(revision, officers)
+    counted = sorted(o.approvals for o in outcomes if isinstance(o, SignoffResult))
+    refused = [o for o in outcomes if isinstance(o, GovernanceRefused)]
+    # Serialised on the system's row: the first counts 1, the second 2 and applies, the third finds it approved.
+    assert counted == [1, 2] and len(refused) == 1 and "approved already" in refused[0].message
+    assert [o.applied for o in outcomes if isinstance(o, SignoffResult) and o.in_effect] == [2]
+    assert CatalogRevision.objects.get(pk=revision.pk).review_state == "approved"
+    assert not Tool.objects.filter(awaiting_signoff=True).exists()
+
+
+def test_an_import_racing_a_sign_off_is_never_signed_off_unseen(manifests: Any, make_user: Any) -> None:
+    """An import landing while officers approve: either the approval covered it (it came first), or the import's
+    weakening change waits for its own sign-off; never is a declaration nobody reviewed put in effect."""
+    first = catalog_import(raw=manifests.encode(manifests.condor()), via="setup").revision
+    officer = make_user("olga", "safety-officer")
+    revision_review(
+        revision_id=first.pk, reviewer=make_user("omar", "safety-officer"), decision="approved", comment="1"
+    )
+    lowered = manifests.encode(manifests.condor([manifests.mutate_tool("prescribeMedication", hitlTier="low")]))
+    barrier = threading.Barrier(2)
+    results: list[Any] = [None, None]
+
+    def run(i: int) -> None:
+        try:
+            barrier.wait()
+            if i == 0:
+                results[0] = revision_review(revision_id=first.pk, reviewer=officer, decision="approved", comment="2")
+            else:
+                results[1] = catalog_import(raw=lowered, via="racing import")
+        except Exception as exc:  # reported below
+            results[i] = exc
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    tool = Tool.objects.get(declared_id="prescribeMedication")
+    assert tool.hitl_tier == "low" and tool.awaiting_signoff, results
+    # Approval first: r1 is in effect (high). Import first: r2 is newer, the approval of r1 is refused, nothing is.
+    assert tool.in_effect is None or tool.in_effect["hitl_tier"] == "high", results

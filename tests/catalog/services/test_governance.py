@@ -11,8 +11,9 @@ from django.utils import timezone
 
 from catalog.models import AuditEvent, CatalogRevision, Finding, RevisionReview, Tool, Waiver
 from catalog.selectors.governance import finding_counts_per_rule, findings_list
-from catalog.services.governance import GovernanceRefused, revision_review, waiver_grant, waiver_revoke
+from catalog.services.governance import GovernanceRefused, waiver_grant, waiver_revoke
 from catalog.services.imports import catalog_import
+from catalog.services.signoff import revision_review
 
 pytestmark = pytest.mark.django_db
 
@@ -89,9 +90,17 @@ def test_safety_officer_approves_a_revision_with_audit(ungated: Any, officer: An
     review = revision_review(
         revision_id=ungated.revision.pk, reviewer=officer, decision="approved", comment="Checked the tiers."
     )
-    assert review.revision.review_state == "approved"
+    # prescribeMedication is tier high: this approval counts, a second officer's puts the revision in effect.
+    assert review.revision.review_state == "pending-review" and (review.approvals, review.required) == (1, 2)
     event = AuditEvent.objects.get(action="catalog.revision.reviewed")
-    assert event.actor == "user:olga" and event.after == {"review_state": "approved", "comment": "Checked the tiers."}
+    assert event.actor == "user:olga" and event.after == {
+        "review_state": "pending-review",
+        "decision": "approved",
+        "comment": "Checked the tiers.",
+        "approvals": 1,
+        "required": 2,
+        "put_in_effect": 0,
+    }
     with pytest.raises(GovernanceRefused, match="already"):
         revision_review(revision_id=ungated.revision.pk, reviewer=officer, decision="approved", comment="Again")
 

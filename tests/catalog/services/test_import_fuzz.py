@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 from django.apps import apps
+from django.contrib.auth import get_user_model
 from django.core import serializers
 from django.test import Client
 from hypothesis import HealthCheck, event, given, settings
@@ -278,7 +279,10 @@ def seeded(db: Any) -> None:
     """Both systems imported once, so a refused manifest has something to leave alone; and a catalog token."""
     for base in BASES:
         catalog_import(raw=json.dumps(base()).encode(), via="seed")
-    ApiToken.objects.create(name="fuzz", prefix=TOKEN[:10], token_hash=ApiToken.hash(TOKEN), scopes=["catalog"])
+    issuer = get_user_model().objects.get_or_create(username="fuzz-issuer")[0]
+    ApiToken.objects.create(
+        name="fuzz", prefix=TOKEN[:10], token_hash=ApiToken.hash(TOKEN), scopes=["catalog"], owner=issuer
+    )
 
 
 @settings(REPEATABLE, max_examples=150)

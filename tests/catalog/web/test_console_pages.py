@@ -215,7 +215,7 @@ def test_teams_page_and_team_page(demo: None, oncall: Client) -> None:
 def test_dashboard_shows_counts_charts_and_pending_revisions(demo: None, oncall: Client) -> None:
     body = oncall.get("/").content.decode()
     assert '<svg class="chart"' in body
-    assert "Revisions awaiting sign-off" in body and "condor r1" in body
+    assert "Revisions awaiting sign-off" in body and "condor r2" in body  # r1 signed off by the demo
     assert "clinical-production" in body
     assert "mutate-without-hitl" in body
 

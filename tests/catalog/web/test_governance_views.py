@@ -83,8 +83,14 @@ def test_officer_signs_off_a_revision(make_user: Any, catalog: CatalogRevision) 
     officer = signed_in(make_user, "olga", "safety-officer")
     response = officer.post("/revisions/condor/1/review", {"decision": "approved", "comment": "Tiers checked."})
     assert response.status_code == 302
+    # A new tier-high tool (prescribeMedication) needs a second safety officer's sign-off.
     page = officer.get("/revisions/condor/1/").content.decode()
-    assert "Tiers checked." in page and "Sign off this revision" not in page
+    assert "Tiers checked." in page and "1 of 2 sign-offs" in page
+    assert CatalogRevision.objects.get(pk=catalog.pk).review_state == "pending-review"
+    second = signed_in(make_user, "otto", "safety-officer")
+    second.post("/revisions/condor/1/review", {"decision": "approved", "comment": "Agreed."})
+    page = officer.get("/revisions/condor/1/").content.decode()
+    assert "Agreed." in page and "Sign off this revision" not in page
     assert CatalogRevision.objects.get(pk=catalog.pk).review_state == "approved"
 
 

@@ -38,15 +38,16 @@ def test_findings_filter_updates_the_table_and_the_url(
 def test_officer_signs_off_the_condor_revision(live_server: Any, demo_loaded: None, page: Any, screenshot: Any) -> None:
     sign_in(page, live_server.url, "safety")
     page.goto(live_server.url + "/revisions/")
-    page.click("text=condor r1")
-    assert page.locator("tr.safety").count() > 0  # safety-relevant changes highlighted
-    page.check("input[value=approved]")
-    page.fill("#id_comment", "Reviewed tiers, floors and the control-plane include.")
+    page.click("text=condor r2")
+    assert page.locator("article.change.weakening").count() == 2  # the waiting changes highlighted
+    page.fill("#id_comment", "Reviewed the tier drop and the rewritten note description.")
     screenshot("revision-sign-off")
-    page.click("text=Record decision")
+    page.click("button[value=approved]")
     page.wait_for_load_state()
-    assert "Reviewed tiers, floors" in page.content()
-    assert CatalogRevision.objects.get(system="condor", number=1).review_state == "approved"
+    assert "Reviewed the tier drop" in page.content()
+    # A weakening change to tier-high signDocument: one safety officer's approval is not enough.
+    assert "1 of 2 sign-offs" in page.locator("section[aria-labelledby=signoff-h]").inner_text()
+    assert CatalogRevision.objects.get(system="condor", number=2).review_state == "pending-review"
     screenshot("revision-approved")
 
 

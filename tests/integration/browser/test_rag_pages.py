@@ -53,5 +53,5 @@ def test_a_safety_officer_runs_the_case_set(live_server: Any, demo_embedded: Non
     page.click("button:has-text('Run the case set now')")
     page.wait_for_load_state()
     text = page.inner_text("main")
-    assert "Evaluated" in text and "recall@5" in text and "condor r1" in text
+    assert "Evaluated" in text and "recall@5" in text and "condor r2" in text
     screenshot("rag-quality")

@@ -1,0 +1,127 @@
+"""The effective-policy API: what the runtime may do with each tool under a profile (token scope `catalog`).
+
+GET /api/v1/catalog/policy?profile=… (every live tool, or one system's) and
+GET /api/v1/catalog/tools/{system}/{id}/policy?profile=…. Both carry an ETag that changes with every import,
+sign-off and tier-floor change, and answer 304 to a matching If-None-Match.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from django.http import HttpRequest, HttpResponse
+from django.utils.cache import get_conditional_response
+from ninja import Field, Query, Router, Schema
+from ninja.errors import HttpError
+
+from catalog.core.auth import ScopedBearer
+from catalog.selectors.effect import ToolPolicy, UnknownProfile, effective_policies, policy_etag
+
+router = Router(tags=["catalog"], auth=ScopedBearer("catalog"))
+
+PROFILE_MAX_CHARS = 100
+DECLARED_ID_MAX_CHARS = 200
+
+
+class ErrorOut(Schema):
+    detail: str
+
+
+class PolicyQuery(Schema):
+    profile: str = Field(..., min_length=1, max_length=PROFILE_MAX_CHARS, description="a catalog profile slug")
+    system: Literal["condor", "tucan"] | None = Field(None, description="only this system's tools")
+
+
+class ToolQuery(Schema):
+    profile: str = Field(..., min_length=1, max_length=PROFILE_MAX_CHARS, description="a catalog profile slug")
+
+
+class ToolPolicyOut(Schema):
+    system: str
+    declaredId: str
+    inEffect: bool = Field(description="false: never signed off, so absent under this clinical profile")
+    effectivePolicyClass: str | None
+    hitlTier: str | None = Field(description="the tier the gate applies: the declared tier raised to its floors")
+    declaredHitlTier: str | None
+    floors: list[str] = Field(description="the tier floors that apply to it")
+    retryClass: str | None = Field(description="never `transient` for a mutating tool")
+    planEligible: bool
+    revisionInEffect: int | None = Field(description="the revision whose declaration the runtime is served")
+    awaitingSignoff: bool = Field(description="a newer declaration waits for a safety officer's sign-off")
+    newestRevision: int
+
+
+class PolicyOut(Schema):
+    profile: str
+    tools: list[ToolPolicyOut]
+
+
+def _out(p: ToolPolicy) -> dict[str, object]:
+    return {
+        "system": p.system,
+        "declaredId": p.declared_id,
+        "inEffect": p.in_effect,
+        "effectivePolicyClass": p.effective_policy_class,
+        "hitlTier": p.hitl_tier,
+        "declaredHitlTier": p.declared_hitl_tier,
+        "floors": list(p.floors),
+        "retryClass": p.retry_class,
+        "planEligible": p.plan_eligible,
+        "revisionInEffect": p.revision_in_effect,
+        "awaitingSignoff": p.awaiting_signoff,
+        "newestRevision": p.newest_revision,
+    }
+
+
+def _answer(etag: str, body: object, schema: type[Schema]) -> HttpResponse:
+    response = HttpResponse(
+        schema.model_validate(body).model_dump_json(), content_type="application/json; charset=utf-8"
+    )
+    response["ETag"] = etag
+    response["Cache-Control"] = "no-cache"
+    return response
+
+
+def _not_modified(request: HttpRequest, etag: str) -> HttpResponse | None:
+    not_modified = get_conditional_response(request, etag=etag)
+    if not_modified is not None:
+        not_modified["ETag"] = etag
+    return not_modified
+
+
+@router.get(
+    "/policy",
+    response={200: PolicyOut, 304: None, 401: ErrorOut, 422: ErrorOut},
+    summary="The effective policy of every live tool under a profile (clinical profiles: what is signed off)",
+)
+def catalog_policy(request: HttpRequest, query: Query[PolicyQuery]) -> HttpResponse:
+    etag = policy_etag(query.profile, system=query.system)
+    if (cached := _not_modified(request, etag)) is not None:
+        return cached
+    try:
+        policies = effective_policies(profile=query.profile, system=query.system)
+    except UnknownProfile as exc:
+        raise HttpError(422, str(exc)) from exc
+    return _answer(etag, {"profile": query.profile, "tools": [_out(p) for p in policies]}, PolicyOut)
+
+
+@router.get(
+    "/tools/{system}/{declared_id}/policy",
+    response={200: ToolPolicyOut, 304: None, 401: ErrorOut, 404: ErrorOut, 422: ErrorOut},
+    summary="The effective policy of one live tool under a profile",
+)
+def tool_policy(
+    request: HttpRequest, system: Literal["condor", "tucan"], declared_id: str, query: Query[ToolQuery]
+) -> HttpResponse:
+    if len(declared_id) > DECLARED_ID_MAX_CHARS:
+        raise HttpError(422, f"path.declared_id: at most {DECLARED_ID_MAX_CHARS} characters")
+    etag = policy_etag(query.profile, system=system, declared_id=declared_id)
+    if (cached := _not_modified(request, etag)) is not None:
+        return cached
+    try:
+        policies = effective_policies(profile=query.profile, system=system, declared_id=declared_id)
+    except UnknownProfile as exc:
+        raise HttpError(422, str(exc)) from exc
+    if not policies:
+        raise HttpError(404, f"{system}:{declared_id} is not a live tool (send the declared id exactly)")
+    return _answer(etag, _out(policies[0]), ToolPolicyOut)

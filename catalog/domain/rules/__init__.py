@@ -1,0 +1,34 @@
+"""The safety rules: each a small pure function over a plain view of one system's catalog.
+
+Importing this package registers every rule: each module of it adds its checks to `RULES` with
+`@rule(...)`. A new rule goes in the module of its kind (or a new module imported here).
+"""
+
+from __future__ import annotations
+
+from catalog.domain.rules import declarations, floors, manipulation, text
+from catalog.domain.rules.base import RULES, Finding, LintCatalog, LintTool, Rule, Severity, lint, rule
+from catalog.domain.rules.text import RAG_SHAPE, REQUIRED_KEYWORD_LANGUAGES, rag_shape_problem
+
+# The seed's two hard rules: no waiver may ever silence them (the database refuses one too). Computed after
+# every rule module above has registered its rules.
+UNWAIVABLE_RULES: tuple[str, ...] = tuple(r.id for r in RULES.values() if not r.waivable)
+
+__all__ = [
+    "RAG_SHAPE",
+    "REQUIRED_KEYWORD_LANGUAGES",
+    "RULES",
+    "UNWAIVABLE_RULES",
+    "Finding",
+    "LintCatalog",
+    "LintTool",
+    "Rule",
+    "Severity",
+    "declarations",
+    "floors",
+    "lint",
+    "manipulation",
+    "rag_shape_problem",
+    "rule",
+    "text",
+]

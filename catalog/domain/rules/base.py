@@ -1,0 +1,96 @@
+"""What every safety rule stands on: the plain view of one catalog, findings, the registry and `lint`.
+
+A rule has an id, a severity, whether a safety officer may waive it, and a check that yields findings
+whose message says what is wrong and what to do. Rules register themselves with `@rule(...)` in the
+modules of this package; `lint` runs every registered rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from catalog.domain.descriptor import Descriptor
+from catalog.domain.floors import Floor
+from catalog.domain.manifest import Agent, ForcedFloor, Profile
+
+
+class Severity(StrEnum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True)
+class LintTool:
+    descriptor: Descriptor
+    owner: str | None  # the derived owning team's id, None when unowned
+
+
+@dataclass(frozen=True)
+class LintCatalog:
+    """One system's live catalog as plain values: what every rule reads."""
+
+    system: str
+    tools: list[LintTool]
+    profiles: list[Profile] = field(default_factory=list)
+    forced_floors: list[ForcedFloor] = field(default_factory=list)
+    agents: list[Agent] = field(default_factory=list)
+    baseline_count: int | None = None
+    # (a, b, cosine) of tools whose embedded texts are near-duplicates (catalog.rag.domain.siblings computes them
+    # from stored vectors; empty until the worker has embedded the catalog).
+    sibling_pairs: list[tuple[str, str, float]] = field(default_factory=list)
+    # The safety officers' HITL tier floors (catalog.domain.floors), as the console stores them.
+    tier_floors: tuple[Floor, ...] = ()
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    severity: str
+    tool_id: str | None  # None for catalog-wide findings (count-drift)
+    message: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    severity: Severity
+    title: str
+    waivable: bool
+    check: Callable[[LintCatalog], Iterable[Finding]]
+
+
+RULES: dict[str, Rule] = {}
+
+
+def rule(rule_id: str, severity: Severity, title: str, *, waivable: bool = True) -> Callable[..., Any]:
+    """Register a check. The id is what waivers, the API and `lint_catalog` name."""
+
+    def register(check: Callable[[LintCatalog], Iterable[Finding]]) -> Callable[[LintCatalog], Iterable[Finding]]:
+        if rule_id in RULES:
+            raise ValueError(f"rule {rule_id!r} registered twice")
+        RULES[rule_id] = Rule(rule_id, severity, title, waivable, check)
+        return check
+
+    return register
+
+
+def lint(catalog: LintCatalog, *, only: Iterable[str] | None = None) -> list[Finding]:
+    """Every finding of every registered rule (or of `only`), errors first, then by rule and tool."""
+    selected = [RULES[r] for r in only] if only is not None else list(RULES.values())
+    findings = [f for r in selected for f in r.check(catalog)]
+    order = {Severity.ERROR.value: 0, Severity.WARNING.value: 1}
+    return sorted(findings, key=lambda f: (order[f.severity], f.rule, f.tool_id or ""))
+
+
+def _finding(r: str, tool: Descriptor | None, message: str, **details: Any) -> Finding:
+    spec = RULES[r]
+    return Finding(r, spec.severity.value, tool.declared_id if tool else None, message, details)
+
+
+def _each(catalog: LintCatalog) -> Iterator[tuple[Descriptor, str | None]]:
+    for t in catalog.tools:
+        yield t.descriptor, t.owner

@@ -1,0 +1,154 @@
+"""The text rules: the shape and budgets of what the model reads (ragDescription, keywords, fragments, lines)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from catalog.domain.budget import (
+    FRAGMENT_MAX_BYTES,
+    MANIFEST_MAX_BYTES,
+    MANIFEST_MIN_BYTES,
+    RAG_HEADINGS,
+    manifest_line_of,
+    rag_heading,
+    truncate_bytes,
+    utf8_len,
+)
+from catalog.domain.colours import colour_literals
+from catalog.domain.language import classify_keywords
+from catalog.domain.manifest import UNDETERMINED_LANGUAGE
+from catalog.domain.rules.base import Finding, LintCatalog, Severity, _each, _finding, rule
+from catalog.domain.vocabulary import Plane
+
+
+@rule("styling-colour-literal", Severity.ERROR, "Raw colour literal in a styling fragment")
+def _styling_colour_literal(catalog: LintCatalog) -> Iterator[Finding]:
+    for d, _ in _each(catalog):
+        literals = colour_literals(d.styling_fragment or "")
+        if literals:
+            yield _finding(
+                "styling-colour-literal",
+                d,
+                f"stylingFragment carries raw colour literal(s) {', '.join(repr(x) for x in literals)}; "
+                "use the card's theme tokens or plain words.",
+                literals=literals,
+            )
+
+
+RAG_SHAPE = RAG_HEADINGS
+
+
+def rag_shape_problem(text: str) -> str | None:
+    """None when `text` has the four-line USE WHEN / DO NOT USE WHEN / REQUIRES / PRODUCES shape (headings read by
+    budget.rag_heading, the same reading the candidate manifest line uses: colon optional, any case)."""
+    lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
+    if not lines:
+        return "ragDescription is missing"
+    if len(lines) != len(RAG_SHAPE):
+        return f"ragDescription has {len(lines)} line(s), not the four-line shape"
+    for number, (line, heading) in enumerate(zip(lines, RAG_SHAPE, strict=True), start=1):
+        found = rag_heading(line)
+        if found is None or found[0] != heading:
+            return f"line {number} {line[:30]!r} should start with {heading!r}"
+        if not found[1]:
+            return f"line {number} {line[:30]!r} says nothing after {heading!r}"
+    return None
+
+
+@rule("rag-description-shape", Severity.WARNING, "ragDescription not in the four-line shape")
+def _rag_description_shape(catalog: LintCatalog) -> Iterator[Finding]:
+    for d, _ in _each(catalog):
+        problem = rag_shape_problem(d.rag_description)
+        if problem:
+            yield _finding(
+                "rag-description-shape",
+                d,
+                f"{problem}. Write four lines: USE WHEN / DO NOT USE WHEN / REQUIRES / PRODUCES (tool-RAG matches "
+                "on it; a tool it never retrieves can never be selected).",
+                problem=problem,
+            )
+
+
+REQUIRED_KEYWORD_LANGUAGES = ("en", "de")
+
+
+@rule("rag-keywords-languages", Severity.WARNING, "ragKeywords lack English or German")
+def _rag_keywords_languages(catalog: LintCatalog) -> Iterator[Finding]:
+    for d, _ in _each(catalog):
+        keywords = d.rag_keywords or {}
+        detected = UNDETERMINED_LANGUAGE in keywords
+        if detected:
+            # TUCAN's flat list: detect each keyword's language and show the classification.
+            by_language = classify_keywords(keywords[UNDETERMINED_LANGUAGE])
+        else:
+            by_language = {lang: list(words) for lang, words in keywords.items()}
+        missing = [lang for lang in REQUIRED_KEYWORD_LANGUAGES if not by_language.get(lang)]
+        if missing:
+            how = " (languages detected per keyword)" if detected else ""
+            yield _finding(
+                "rag-keywords-languages",
+                d,
+                f"ragKeywords have no {' and no '.join(missing)} keyword{how}: the clinic is German-first and "
+                "the embedding space must match the operator's language. Add them.",
+                missing=missing,
+                detected=detected,
+                keywords=by_language,
+            )
+
+
+# "NEVER show UUIDs", "do not display UUIDs", "no UUIDs": a negation before the word UUID in one clause.
+_FORBIDS_UUIDS = re.compile(r"\b(never|not|don't|no)\b[^.;]*\buuids?\b", re.IGNORECASE)
+
+
+@rule("uuid-output-instruction", Severity.WARNING, "Output with ids does not forbid showing UUIDs")
+def _uuid_output_instruction(catalog: LintCatalog) -> Iterator[Finding]:
+    for d, _ in _each(catalog):
+        if d.output_contains_ids and not _FORBIDS_UUIDS.search(d.output_instructions or ""):
+            yield _finding(
+                "uuid-output-instruction",
+                d,
+                "outputContainsIds is true but outputInstructions do not forbid showing UUIDs. "
+                "Add 'NEVER show UUIDs' (the review checklist's rule).",
+                output_instructions=d.output_instructions,
+            )
+
+
+@rule("fragment-over-budget", Severity.WARNING, "Fragment over its byte budget")
+def _fragment_over_budget(catalog: LintCatalog) -> Iterator[Finding]:
+    for d, _ in _each(catalog):
+        for name, text in (("instructionFragment", d.instruction_fragment), ("stylingFragment", d.styling_fragment)):
+            if text and utf8_len(text) > FRAGMENT_MAX_BYTES:
+                truncated = truncate_bytes(text, FRAGMENT_MAX_BYTES)
+                yield _finding(
+                    "fragment-over-budget",
+                    d,
+                    f"{name} is {utf8_len(text)} UTF-8 bytes, over the {FRAGMENT_MAX_BYTES}-byte budget; it will be "
+                    f"truncated to {truncated!r}. Shorten it.",
+                    field=name,
+                    bytes=utf8_len(text),
+                    truncated=truncated,
+                )
+
+
+@rule("manifest-line-bounds", Severity.WARNING, "Candidate manifest line out of bounds")
+def _manifest_line_bounds(catalog: LintCatalog) -> Iterator[Finding]:
+    for d, _ in _each(catalog):
+        if d.plane != Plane.BUSINESS:
+            continue  # only business tools are ever candidates
+        line = manifest_line_of(d)
+        if not line.within_bounds:
+            if line.bytes < MANIFEST_MIN_BYTES:
+                size, verdict = line.bytes, f"too short to be told apart (minimum {MANIFEST_MIN_BYTES})"
+                fix = "Say more in the USE WHEN, REQUIRES and PRODUCES lines."
+            else:
+                size = line.required_bytes
+                verdict = f"over the {MANIFEST_MAX_BYTES}-byte budget with only its name, USE WHEN text and fragment"
+                fix = "Shorten the USE WHEN line or the instructionFragment."
+            yield _finding(
+                "manifest-line-bounds",
+                d,
+                f"candidate manifest line is {size} bytes, {verdict}. {fix}",
+                bytes=size,
+                line=line.text,
+            )

@@ -1,0 +1,175 @@
+"""Safety officers' writes to the HITL tier floors: add, change (tier and reason), remove (with a reason).
+
+Each runs in one transaction with its audit event and re-lints the tier-floor rule for every system, so the
+findings page agrees with the gate the moment the change commits.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from catalog.core.audit import Actor, audit_record
+from catalog.core.permissions import is_safety_officer
+from catalog.domain.floors import (
+    change_problems,
+    floor_key,
+    floor_problems,
+    normalized_domain,
+    normalized_pattern,
+    reason_problems,
+)
+from catalog.domain.rules.floors import TIER_BELOW_FLOOR
+from catalog.models import CatalogState, TierFloor, Tool
+from catalog.services.findings import findings_store, lint_view_from_db
+
+OBJECT_TYPE = "catalog.tier_floor"
+
+
+class FloorRefused(Exception):
+    """A refused floor change: `problems` by form field ("" for the whole change), `forbidden` for a role."""
+
+    def __init__(self, problems: dict[str, str], *, forbidden: bool = False) -> None:
+        super().__init__("; ".join(f"{k}: {v}" if k else v for k, v in problems.items()))
+        self.problems = problems
+        self.message = str(self)
+        self.forbidden = forbidden
+
+
+def _officer(user: Any, what: str) -> None:
+    if not is_safety_officer(user):
+        raise FloorRefused({"": f"only a safety officer may {what} a tier floor"}, forbidden=True)
+
+
+def audit_state(floor: TierFloor) -> dict[str, Any]:
+    return {
+        "key": floor.key,
+        "policy_domain": floor.policy_domain or None,
+        "pattern": floor.pattern or None,
+        "system": floor.system or None,
+        "min_tier": floor.min_tier,
+        "reason": floor.reason,
+    }
+
+
+def tier_floor_add(
+    *, policy_domain: str, pattern: str, system: str, min_tier: str, reason: str, created_by: Any
+) -> TierFloor:
+    """A new floor: by policy domain or by tool-id pattern (not both), for one system or both."""
+    _officer(created_by, "add")
+    fields = {
+        "policy_domain": normalized_domain(policy_domain),
+        "pattern": normalized_pattern(pattern),
+        "system": (system or "").strip(),
+        "min_tier": (min_tier or "").strip(),
+        "reason": (reason or "").strip(),
+    }
+    problems = floor_problems(**fields)
+    if problems:
+        raise FloorRefused(problems)
+    key = floor_key(policy_domain=fields["policy_domain"], pattern=fields["pattern"], system=fields["system"])
+    try:
+        with transaction.atomic():
+            now = _stamp()
+            floor = TierFloor.objects.create(
+                **fields, created_by=created_by, updated_by=created_by, created_at=now, updated_at=now
+            )
+            audit_record(
+                actor=Actor.for_user(created_by),
+                action="catalog.tier_floor.added",
+                object_type=OBJECT_TYPE,
+                object_id=key,
+                after=audit_state(floor),
+            )
+            _relint()
+    except IntegrityError as exc:  # the unique constraint: checked by the database, race-free
+        field = "policy_domain" if fields["policy_domain"] else "pattern"
+        raise FloorRefused({field: f"the floor {key} exists already: change its tier instead"}) from exc
+    return floor
+
+
+def tier_floor_change(*, floor_id: int, min_tier: str, reason: str, changed_by: Any) -> TierFloor:
+    """A floor's new tier and the reason for it (what it matches is its identity: remove it and add another)."""
+    _officer(changed_by, "change")
+    min_tier, reason = (min_tier or "").strip(), (reason or "").strip()
+    problems = change_problems(min_tier=min_tier, reason=reason)
+    if problems:
+        raise FloorRefused(problems)
+    with transaction.atomic():
+        now = _stamp()
+        floor = _locked(floor_id)
+        before = audit_state(floor)
+        if (floor.min_tier, floor.reason) == (min_tier, reason):
+            return floor  # nothing changes: no event, no new version
+        floor.min_tier, floor.reason = min_tier, reason
+        floor.updated_at, floor.updated_by = now, changed_by
+        floor.save(update_fields=["min_tier", "reason", "updated_at", "updated_by"])
+        audit_record(
+            actor=Actor.for_user(changed_by),
+            action="catalog.tier_floor.changed",
+            object_type=OBJECT_TYPE,
+            object_id=floor.key,
+            before=before,
+            after=audit_state(floor),
+        )
+        _relint()
+    return floor
+
+
+def tier_floor_remove(*, floor_id: int, reason: str, removed_by: Any) -> str:
+    """Remove a floor, saying why; returns its key. The tools it caught keep their declared tier from now on."""
+    _officer(removed_by, "remove")
+    reason = (reason or "").strip()
+    problems = reason_problems(reason, missing="write why the tools this floor catches no longer need it")
+    if problems:
+        raise FloorRefused(problems)
+    with transaction.atomic():
+        _stamp()
+        floor = _locked(floor_id)
+        key, before = floor.key, audit_state(floor)
+        floor.delete()
+        audit_record(
+            actor=Actor.for_user(removed_by),
+            action="catalog.tier_floor.removed",
+            object_type=OBJECT_TYPE,
+            object_id=key,
+            before=before,
+            after={"removal_reason": reason},
+        )
+        _relint()
+    return key
+
+
+def _stamp() -> datetime:
+    """Serialise floor writes and give this one a time after every committed change.
+
+    The floors' version is (row count, newest `updated_at`): a change stamped earlier than the newest one (a
+    slower clock on another host, or a transaction that began first and commits last) would leave the version
+    as it was and every process would keep the old floors. Locking every floor row first orders the writers."""
+    locked = list(TierFloor.objects.select_for_update().values_list("updated_at", flat=True))
+    now = timezone.now()
+    newest = max(locked, default=now)
+    return max(now, newest + timedelta(microseconds=1))
+
+
+def _locked(floor_id: int) -> TierFloor:
+    floor = TierFloor.objects.select_for_update().filter(pk=floor_id).first()
+    if floor is None:
+        raise FloorRefused({"": f"no tier floor {floor_id}: it may have been removed meanwhile"})
+    return floor
+
+
+def _relint() -> None:
+    """The tier-floor rule's findings of every imported system, recomputed against the changed table."""
+    for state in CatalogState.objects.select_related("current_revision").filter(current_revision__isnull=False):
+        assert state.current_revision is not None
+        pks = dict(Tool.objects.filter(system=state.system).live().values_list("declared_id", "pk"))
+        findings_store(
+            view=lint_view_from_db(state.system),
+            revision=state.current_revision,
+            tool_pks=pks,
+            only=[TIER_BELOW_FLOOR],
+        )

@@ -1,0 +1,84 @@
+"""The demo safety officer keeps the tier floors in real Chromium: adds one, sees which tools it catches, at 1440 and
+390 px wide."""
+
+from __future__ import annotations
+
+import importlib
+import io
+from typing import Any
+
+import pytest
+from django.apps import apps
+from django.core.management import call_command
+
+from catalog.models import Finding, TierFloor
+from tests.integration.browser.conftest import SCREENSHOTS, sign_in
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+SEED = importlib.import_module("catalog.migrations.0012_tier_floors")
+
+
+@pytest.fixture
+def demo_with_seeded_floors(transactional_db: Any) -> None:
+    # Transactional tests flush the rows migrations wrote: seed the floors again, as `migrate` does.
+    TierFloor.objects.all().delete()
+    SEED.seed_floors(apps, None)
+    call_command("load_demo", stdout=io.StringIO())
+
+
+def fits_the_width(page: Any) -> bool:
+    return bool(page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"))
+
+
+def test_officer_adds_a_floor_and_sees_it_catch_the_lab_orders(
+    live_server: Any, demo_with_seeded_floors: None, page: Any, screenshot: Any
+) -> None:
+    page.set_viewport_size({"width": 1440, "height": 900})
+    sign_in(page, live_server.url, "safety")
+    page.click("nav >> text=Tier floors")
+    page.wait_for_url("**/floors/")
+    assert page.locator("li.floor").count() == len(SEED.SEED_FLOORS)
+    screenshot("floors-1440")
+
+    # A pattern that names nothing is refused beside its field, the input kept.
+    page.fill("#id_pattern", "*")
+    page.fill("#id_reason", "every write")
+    page.click("text=Add floor")
+    page.wait_for_load_state()
+    assert "at least 3 letters or digits" in page.locator(".floor-form").inner_text()
+    assert page.input_value("#id_pattern") == "*"
+
+    page.fill("#id_pattern", "")
+    page.fill("#id_policy_domain", "lab")
+    page.check("#id_min_tier_0")  # high
+    page.fill("#id_reason", "Lab orders and acknowledgements reach the patient: a clinician approves each.")
+    page.click("text=Add floor")
+    page.wait_for_url("**/floors/?floor=*")
+    assert "Tier floor domain:lab added." in page.locator(".messages").inner_text()
+    caught = page.locator("#caught")
+    assert "What domain:lab catches" in caught.inner_text()
+    assert caught.locator("[data-tool='condor:orderLabTest'] >> text=below the floor").count() == 1
+    assert caught.locator("[data-tool='condor:acknowledgeLabResult']").count() == 1
+    card = page.locator("li.floor[data-floor='domain:lab']")
+    assert "catches 2 mutating tools" in card.inner_text() and "2 declared below it" in card.inner_text()
+    assert "the gate applies at least high" in caught.inner_text()
+    screenshot("floors-added-1440")
+    assert Finding.objects.filter(rule="hitl-tier-below-floor", tool__declared_id="orderLabTest").exists()
+
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.reload()
+    page.wait_for_load_state()
+    assert fits_the_width(page)
+    card.locator("summary", has_text="Remove…").click()
+    assert fits_the_width(page)
+    screenshot("floors-390")
+    card.scroll_into_view_if_needed()
+    page.screenshot(path=str(SCREENSHOTS / "floors-390-card.png"))  # the viewport: what a phone shows
+
+    page.select_option("#language-switch", "de")
+    page.wait_for_selector("h1:has-text('HITL-Mindeststufen')")
+    assert fits_the_width(page)
+    screenshot("floors-390-de")
+    page.locator(".floor-form").scroll_into_view_if_needed()
+    page.screenshot(path=str(SCREENSHOTS / "floors-390-de-form.png"))
