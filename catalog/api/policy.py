@@ -7,6 +7,9 @@ sign-off and tier-floor change, and answer 304 to a matching If-None-Match.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
 from typing import Literal
 
 from django.http import HttpRequest, HttpResponse
@@ -73,10 +76,24 @@ def _out(p: ToolPolicy) -> dict[str, object]:
     }
 
 
-def _answer(etag: str, body: object, schema: type[Schema]) -> HttpResponse:
-    response = HttpResponse(
-        schema.model_validate(body).model_dump_json(), content_type="application/json; charset=utf-8"
-    )
+# The answer per ETag, kept in this process: the ETag names every import, sign-off and floor change, so a kept body
+# is never stale; a runtime fleet asking after a change costs one build per process (4 s at 50,000 tools,
+# bench/governance.py), not one per caller. A few entries: profiles x systems in use.
+_KEPT: OrderedDict[str, bytes] = OrderedDict()
+_KEPT_MAX = 16
+_kept_lock = threading.Lock()
+
+
+def _answer(etag: str, build: Callable[[], object], schema: type[Schema]) -> HttpResponse:
+    with _kept_lock:
+        body = _KEPT.get(etag)
+    if body is None:
+        body = schema.model_validate(build()).model_dump_json().encode("utf-8")
+        with _kept_lock:
+            _KEPT[etag] = body
+            while len(_KEPT) > _KEPT_MAX:
+                _KEPT.popitem(last=False)
+    response = HttpResponse(body, content_type="application/json; charset=utf-8")
     response["ETag"] = etag
     response["Cache-Control"] = "no-cache"
     return response
@@ -98,11 +115,15 @@ def catalog_policy(request: HttpRequest, query: Query[PolicyQuery]) -> HttpRespo
     etag = policy_etag(query.profile, system=query.system)
     if (cached := _not_modified(request, etag)) is not None:
         return cached
-    try:
-        policies = effective_policies(profile=query.profile, system=query.system)
-    except UnknownProfile as exc:
-        raise HttpError(422, str(exc)) from exc
-    return _answer(etag, {"profile": query.profile, "tools": [_out(p) for p in policies]}, PolicyOut)
+
+    def build() -> dict[str, object]:
+        try:
+            policies = effective_policies(profile=query.profile, system=query.system)
+        except UnknownProfile as exc:
+            raise HttpError(422, str(exc)) from exc
+        return {"profile": query.profile, "tools": [_out(p) for p in policies]}
+
+    return _answer(etag, build, PolicyOut)
 
 
 @router.get(
@@ -118,10 +139,14 @@ def tool_policy(
     etag = policy_etag(query.profile, system=system, declared_id=declared_id)
     if (cached := _not_modified(request, etag)) is not None:
         return cached
-    try:
-        policies = effective_policies(profile=query.profile, system=system, declared_id=declared_id)
-    except UnknownProfile as exc:
-        raise HttpError(422, str(exc)) from exc
-    if not policies:
-        raise HttpError(404, f"{system}:{declared_id} is not a live tool (send the declared id exactly)")
-    return _answer(etag, _out(policies[0]), ToolPolicyOut)
+
+    def build() -> dict[str, object]:
+        try:
+            policies = effective_policies(profile=query.profile, system=system, declared_id=declared_id)
+        except UnknownProfile as exc:
+            raise HttpError(422, str(exc)) from exc
+        if not policies:
+            raise HttpError(404, f"{system}:{declared_id} is not a live tool (send the declared id exactly)")
+        return _out(policies[0])
+
+    return _answer(etag, build, ToolPolicyOut)

@@ -138,10 +138,20 @@ def test_the_whole_catalog_is_answered_in_a_fixed_number_of_queries(
     api: Any, manifests: Any, django_assert_max_num_queries: Any
 ) -> None:
     catalog_import(raw=_catalog(manifests), via="test")
-    api(profile="clinical-production")  # warm the floors kept per process
-    # token, catalog version, floors version, profile, tools, floors version (kept floors)
+    api(profile="clinical-production")  # keeps the floors and this answer in the process
+    # built: token (+ its last use), catalog version, floors version, profile, tools
     with django_assert_max_num_queries(7):
-        api(profile="clinical-production")
+        api(profile="demo")
+    # kept: the ETag still names the same catalog, sign-offs and floors, so only those versions are read
+    with django_assert_max_num_queries(4):
+        api(profile="demo")
+
+
+def test_a_kept_answer_is_never_served_after_a_change(api: Any, manifests: Any) -> None:
+    catalog_import(raw=_catalog(manifests), via="test")
+    assert not _by_id(api(profile="clinical-production"))["prescribeMedication"]["inEffect"]
+    sign_off("condor")
+    assert _by_id(api(profile="clinical-production"))["prescribeMedication"]["inEffect"]
 
 
 def test_the_policy_endpoints_are_documented_with_their_errors(client: Client, make_user: Any) -> None:
