@@ -53,6 +53,7 @@ bench: $(STAMP)
 	$(PY) bench/import_catalog.py
 	$(PY) bench/lint_catalog.py
 	$(PY) bench/manipulation.py
+	$(PY) bench/governance.py
 	$(PY) bench/console_pages.py
 	$(PY) bench/cards_bundle.py
 	$(PY) bench/rag_worker.py

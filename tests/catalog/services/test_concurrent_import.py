@@ -96,7 +96,7 @@ def _decide_at_once(revision: CatalogRevision, officers: list[Any]) -> list[Any]
 
 def test_two_officers_signing_off_at_once_decide_exactly_once(manifests: Any, make_user: Any) -> None:
     low = [manifests.mutate_tool("bookAppointment", module="appointment", policyDomain="appointment", hitlTier="low")]
-    revision = catalog_import(raw=manifests.encode(manifests.condor(low)), via="setup").revision
+    revision = catalog_import(raw=manifests.encode(manifests.condor(low, forcedFloors=[])), via="setup").revision
     assert revision.signoffs_required == 1
     officers = [make_user("olga", "safety-officer"), make_user("omar", "safety-officer")]
     outcomes = _decide_at_once(revision, officers)
@@ -128,7 +128,14 @@ def test_an_import_racing_a_sign_off_is_never_signed_off_unseen(manifests: Any, 
     revision_review(
         revision_id=first.pk, reviewer=make_user("omar", "safety-officer"), decision="approved", comment="1"
     )
-    lowered = manifests.encode(manifests.condor([manifests.mutate_tool("prescribeMedication", hitlTier="low")]))
+    lowered = manifests.encode(
+        manifests.condor(
+            [
+                manifests.mutate_tool("prescribeMedication", hitlTier="low"),
+                manifests.condor_tool("listActiveMedications"),
+            ]
+        )
+    )
     barrier = threading.Barrier(2)
     results: list[Any] = [None, None]
 

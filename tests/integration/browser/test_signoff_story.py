@@ -18,6 +18,7 @@ from django.core.management import call_command
 from catalog.models import CatalogRevision, TierFloor
 from catalog.selectors.floors import tier_floors_forget
 from tests.approvals.conftest import evaluate_body
+from tests.conftest import tasks_in_process
 from tests.integration.browser.conftest import SCREENSHOTS, sign_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -34,7 +35,8 @@ def demo_loaded(transactional_db: Any) -> None:
     if not TierFloor.objects.exists():
         TierFloor.objects.create(pattern="*sign*document*", min_tier="high", reason="Condor seed: signed document.")
         tier_floors_forget()
-    call_command("load_demo", stdout=io.StringIO())
+    with tasks_in_process():  # the demo's vectors now, also when REDIS_URL names a broker no worker serves here
+        call_command("load_demo", stdout=io.StringIO())
 
 
 @pytest.fixture

@@ -139,9 +139,19 @@ from pathlib import Path
 from django.core.management import call_command
 from catalog.cards.services.demo import cards_demo_load
 from catalog.models import ApiToken
+from django.contrib.auth.models import Group, User
+from catalog.core import roles
 from catalog.services.imports import catalog_import
+from catalog.services.signoff import revision_review
 call_command("migrate", "--no-input", verbosity=0)
-catalog_import(raw=Path("catalog/demo/condor.json").read_bytes(), via="fault setup")
+revision = catalog_import(raw=Path("catalog/demo/condor.json").read_bytes(), via="fault setup").revision
+# Signed off by two safety officers: the clinical profile the load evaluates under is served what is in effect.
+officers = Group.objects.get_or_create(name=roles.SAFETY_OFFICER)[0]
+for name in ("officer-one", "officer-two"):
+    officer = User.objects.create(username=name)
+    officer.groups.add(officers)
+    if revision_review(revision_id=revision.pk, reviewer=officer, decision="approved", comment="setup").in_effect:
+        break
 cards_demo_load()
 raw = ApiToken.generate()
 ApiToken.objects.create(name="fault-runtime", prefix=raw[:10], token_hash=ApiToken.hash(raw),

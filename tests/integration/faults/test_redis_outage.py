@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.db.models import Count
 
 from catalog.core.audit import audit_verify
@@ -58,11 +59,14 @@ def changed_manifests() -> tuple[list[dict[str, Any]], set[str]]:
     return [v1, v2, v3], changed - {"getPatientContacts"}
 
 
+IMPORTER = "outage-importer"  # once a clinical profile exists, every CLI import names its importer
+
+
 def import_manifest(env: dict[str, str], path: Path) -> tuple[float, str]:
     """`manage.py import_catalog` in its own process; (wall seconds, its stderr)."""
     started = time.monotonic()
     done = subprocess.run(
-        [PY, "manage.py", "import_catalog", str(path)],
+        [PY, "manage.py", "import_catalog", str(path), "--as", IMPORTER],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -96,6 +100,7 @@ def all_current() -> bool:
 def test_imports_commit_while_redis_is_down_and_the_sweep_embeds_them_after(
     transactional_db: Any, tmp_path: Path, redis_server: RedisServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    get_user_model().objects.create(username=IMPORTER)
     env = service_env(
         DATABASE_URL=shared_database_url(),
         REDIS_URL=redis_server.url,
