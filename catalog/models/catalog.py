@@ -10,12 +10,14 @@ import hashlib
 import secrets
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from catalog.domain.descriptor import DECLARED_FIELDS
 from catalog.domain.vocabulary import (
     Availability,
     ChangeKind,
@@ -324,6 +326,11 @@ class Tool(models.Model):
     @property
     def is_live(self) -> bool:
         return self.retired_in_id is None
+
+    def declared(self) -> dict[str, Any]:
+        """The declared fields as plain values, as `Descriptor.declared()` gives them (what diffs, the in-effect
+        projection and sign-off compare)."""
+        return {name: getattr(self, name) for name in DECLARED_FIELDS}
 
 
 class ToolChange(models.Model):

@@ -266,7 +266,7 @@ def tool_in_effect(tool: Tool) -> InEffectNotice | None:
     (two queries)."""
     if not tool.awaiting_signoff:
         return None
-    declared = {name: getattr(tool, name) for name in DECLARED_FIELDS}
+    declared = tool.declared()
     in_effect = tool.in_effect
     number = (
         CatalogRevision.objects.filter(pk=tool.in_effect_revision_id).values_list("number", flat=True).first()

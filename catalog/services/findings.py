@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from catalog.domain import rules
-from catalog.domain.descriptor import DECLARED_FIELDS, Descriptor
+from catalog.domain.descriptor import Descriptor
 from catalog.domain.manifest import Agent as AgentSpec
 from catalog.domain.manifest import ForcedFloor as FloorSpec
 from catalog.domain.manifest import Manifest
@@ -16,7 +16,7 @@ from catalog.selectors.floors import tier_floors
 
 
 def descriptor_of(tool: Tool) -> Descriptor:
-    return Descriptor(declared_id=tool.declared_id, **{name: getattr(tool, name) for name in DECLARED_FIELDS})
+    return Descriptor(declared_id=tool.declared_id, **tool.declared())
 
 
 def lint_view_from_manifest(

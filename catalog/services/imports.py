@@ -194,9 +194,9 @@ def _plan_tools(manifest: Manifest, existing: dict[str, Tool]) -> ToolPlan:
         if tool is None:
             plan.added.append((descriptor, field_changes({}, descriptor.declared())))
         elif tool.retired_in_id is not None:
-            plan.revived.append((tool, descriptor, field_changes(_declared_of(tool), descriptor.declared())))
+            plan.revived.append((tool, descriptor, field_changes(tool.declared(), descriptor.declared())))
         elif tool.content_hash != descriptor.content_hash():
-            plan.updated.append((tool, descriptor, field_changes(_declared_of(tool), descriptor.declared())))
+            plan.updated.append((tool, descriptor, field_changes(tool.declared(), descriptor.declared())))
     plan.retiring = [t for t in existing.values() if t.declared_id not in seen and t.retired_in_id is None]
     return plan
 
@@ -268,7 +268,7 @@ def _update_tools(
     touched: list[Tool] = []
     for tool, descriptor, fields in plan.revived + plan.updated:
         kind = ChangeKind.ADDED if tool.retired_in_id is not None else ChangeKind.CHANGED
-        before = None if kind == ChangeKind.ADDED else _declared_of(tool)
+        before = None if kind == ChangeKind.ADDED else tool.declared()
         _apply(tool, descriptor, rule_index)
         _project_in_effect(tool, revision, None if kind == ChangeKind.ADDED else tool.in_effect)
         tool.retired_in = None
@@ -284,7 +284,7 @@ def _retire_tools(
 ) -> list[Tool]:
     """Retire the live tools the manifest no longer declares (in memory; kept, with their history)."""
     for tool in plan.retiring:
-        before = _declared_of(tool)
+        before = tool.declared()
         tool.retired_in = revision
         tool.last_changed_revision = revision
         # Removing a tool strengthens the catalog: it takes effect now, for every profile.
@@ -364,7 +364,7 @@ def _count_and_review(
     waiting = {c.tool_id for c in changes if c.weakening}
     waiting_tools = [t for t in touched if t.pk in waiting and t.awaiting_signoff]
     revision.weakening_count = len(waiting_tools)
-    if any(needs_two_signoffs(t.in_effect, _declared_of(t)) for t in waiting_tools):
+    if any(needs_two_signoffs(t.in_effect, t.declared()) for t in waiting_tools):
         revision.signoffs_required = 2
     if not waiting_tools and not safety_sections:
         revision.review_state = ReviewState.APPROVED.value
@@ -414,11 +414,6 @@ def _audit_import(
     )
 
 
-def _declared_of(tool: Tool) -> dict[str, Any]:
-    """The stored tool's declared axes, as a descriptor's `declared()` gives them (the diff's old side)."""
-    return {name: getattr(tool, name) for name in DECLARED_FIELDS}
-
-
 def _apply(tool: Tool, descriptor: Descriptor, rule_index: dict[tuple[str, str], OwnershipRule]) -> None:
     """Set a stored tool's declared and derived columns from its new declaration (in memory)."""
     for name, value in descriptor.declared().items():
@@ -458,11 +453,12 @@ def _change(
 def _project_in_effect(tool: Tool, revision: CatalogRevision, in_effect: dict[str, Any] | None) -> None:
     """What clinical profiles are served after this import: strengthening changes now, weakening ones after
     sign-off (`project`). `in_effect` None: the tool is new (or revived) and waits as a whole."""
-    projected = project(in_effect, _declared_of(tool))
+    declared = tool.declared()
+    projected = project(in_effect, declared)
     if projected != in_effect:
         tool.in_effect_revision = revision
     tool.in_effect = projected
     tool.in_effect_text_sha256 = (
         rag_text_hash(projected["rag_description"], projected["rag_keywords"]) if projected else ""
     )
-    tool.awaiting_signoff = awaits_signoff(projected, _declared_of(tool))
+    tool.awaiting_signoff = awaits_signoff(projected, declared)

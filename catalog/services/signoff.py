@@ -20,7 +20,6 @@ from django.utils import timezone
 
 from catalog.core.audit import Actor, audit_record
 from catalog.core.permissions import is_safety_officer
-from catalog.domain.descriptor import DECLARED_FIELDS
 from catalog.domain.vocabulary import ReviewState
 from catalog.models import CatalogRevision, CatalogState, RevisionReview, Tool
 from catalog.selectors.reviews import UNDECIDED, awaiting_tools, counted_approvals, signoffs_required
@@ -137,7 +136,7 @@ def _put_in_effect(revision: CatalogRevision) -> int:
     Stamps the system's `signed_off_at`, so every process's cached catalog rebuilds."""
     tools = list(awaiting_tools(revision.system))
     for tool in tools:
-        tool.in_effect = {name: getattr(tool, name) for name in DECLARED_FIELDS}
+        tool.in_effect = tool.declared()
         tool.in_effect_text_sha256 = tool.rag_text_sha256
         tool.in_effect_revision = revision
         tool.awaiting_signoff = False

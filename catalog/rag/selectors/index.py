@@ -13,7 +13,6 @@ import numpy as np
 from django.db.models import Max
 
 from catalog.core.cache import catalog_version
-from catalog.domain.descriptor import DECLARED_FIELDS
 from catalog.models import CatalogProfile, ForcedFloor, Tool, ToolEmbedding
 from catalog.rag.domain.index import CURRENT, IndexedProfile, IndexedTool, RagIndex, SystemIndex, vector_state
 
@@ -51,7 +50,7 @@ def _build(version: tuple[object, ...], model_id: str) -> RagIndex:
     in_effect: dict[str, SystemIndex] = {}
     for system, tools in _live_tools_by_system().items():
         args = (vectors, floors.get(system, []), revisions.get(system))
-        systems[system] = _system_index([(t, _declared(t), t.rag_text_sha256) for t in tools], *args)
+        systems[system] = _system_index([(t, t.declared(), t.rag_text_sha256) for t in tools], *args)
         # Clinical profiles retrieve over what is in effect; the same index when nothing awaits sign-off.
         awaiting = any(t.awaiting_signoff for t in tools)
         in_effect[system] = (
@@ -77,9 +76,6 @@ def _stored_vectors(model_id: str) -> StoredVectors:
         stored.setdefault(tool_id, {})[sha] = bytes(vec)
     return stored
 
-
-def _declared(tool: Tool) -> dict[str, Any]:
-    return {name: getattr(tool, name) for name in DECLARED_FIELDS}
 
 
 def _live_tools_by_system() -> dict[str, list[Tool]]:
