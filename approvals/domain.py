@@ -5,6 +5,8 @@
   approver saw is the only hash that may be consumed.
 - `request_ttl`: how long a suspended request waits for a decision.
 - `effective_state` and `consume_refusal`: what a request's state means now, and why a consume is refused.
+- `replay_differences`: what a reused idempotency key's call changed (a replay must repeat the whole call).
+- `identity_key`: the one form of a person's name that four-eyes compares (case, look-alikes, decorations).
 """
 
 from __future__ import annotations
@@ -12,10 +14,13 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
+from functools import lru_cache
 from typing import Any
 
 READ = "read"
@@ -241,3 +246,84 @@ def consume_refusal(
     if consumable_until is not None and consumable_until <= now:
         return "approval-lapsed", "the approval lapsed unused; submit a new request"
     return None
+
+
+# --- replays ---------------------------------------------------------------------------------------
+
+# What a replay must repeat, by its API name, with how a 409 says it differs. A retry sends the same call; any
+# other difference is another call that reused the key, and answering it with the first request would hand it
+# someone else's request (another patient's, another requester's).
+REPLAY_FIELDS = {
+    "tool": "a different tool",
+    "args": "different arguments",
+    "profile": "a different profile",
+    "dispatchMode": "a different dispatchMode",
+    "runId": "a different runId",
+    "requestedBy": "a different requestedBy",
+    "patientRef": "a different patientRef",
+}
+
+
+def replay_differences(first: Mapping[str, object], again: Mapping[str, object]) -> list[str]:
+    """The REPLAY_FIELDS in which `again` differs from `first` (API names, in REPLAY_FIELDS' order)."""
+    return [name for name in REPLAY_FIELDS if first.get(name) != again.get(name)]
+
+
+def replay_conflict(key: str, first_tool: str, differs: list[str]) -> tuple[str, list[str]]:
+    """The 409's message and per-field errors. It names the fields, never the first call's values: the caller
+    may be someone else, and the first request's patient is not theirs to learn."""
+    phrases = [REPLAY_FIELDS[name] for name in differs]
+    listed = phrases[0] if len(phrases) == 1 else ", ".join(phrases[:-1]) + " and " + phrases[-1]
+    message = (
+        f"idempotencyKey {key!r} was already used for {first_tool}; this call has {listed}: "
+        "a new call needs a new idempotency key"
+    )
+    return message, [f"{name}: differs from the call this idempotencyKey was first used for" for name in differs]
+
+
+# --- identities (four-eyes) ------------------------------------------------------------------------
+
+# Letters of other scripts (and Latin small capitals) that look like an ASCII letter, digit or separator, mapped
+# to it: the single-character entries of Unicode's confusables.txt (UTS #39, 13.0) for Cyrillic, Greek, Latin
+# and Armenian letters and the dash, dot and colon look-alikes, applied before case folding (uppercase Greek eta
+# looks like H, lowercase like n). A table, not a library: confusable-homoglyphs (the maintained one) ships the
+# pairs symmetrised, so a character's prototype cannot be read from it, and `confusables`, which ships the file,
+# was last released in 2021. Requesters are names a runtime sends, so the letters that pass for Latin suffice;
+# NFKC already folds fullwidth and mathematical letters.
+LOOKALIKE_GROUPS = (
+    ("АВЕЅІЈКМНОРСТУХ", "ABESIJKMHOPCTYX"),  # Cyrillic capitals
+    ("аеорсухѕіјһԁԛԝѡьвгкмнтүѵԍӏ", "aeopcyxsijhdqwwbbrkmhtyvgl"),  # Cyrillic small letters
+    ("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "ABEZHIKMNOPTYX"),  # Greek capitals
+    ("αβειηκνορτυχγσ", "abeinkvoptuxyo"),  # Greek small letters
+    ("ɑɡıɪɩʀʏᴄᴏᴜᴠᴡᴢꜱ", "agiiirycouvwzs"),  # Latin IPA letters and small capitals
+    ("օսհոգ", "ouhnq"),  # Armenian
+    ("‐‑‒–—―−˗⁃۔", "----------"),  # dashes and minus signs
+    ("·•‧∙", "...."),  # dots
+    ("ː˸։∶꞉", ":::::"),  # colons
+)
+_LOOKALIKES = str.maketrans("".join(a for a, _ in LOOKALIKE_GROUPS), "".join(b for _, b in LOOKALIKE_GROUPS))
+# After case folding `I` is `i`, which confusables.txt takes for `l` (as it does `1` and `|`); `0` passes for
+# `o`, and `rn` for `m`. Folding them together can only make two names compare equal, which fails closed.
+_ASCII_LOOKALIKES = str.maketrans("i1|0", "lllo")
+# Invisible or decorating characters: format (zero-width space, joiners, bidi controls, soft hyphen), control,
+# spaces and separators, and combining marks (`approver` with a combining acute is still them).
+_DROPPED_CATEGORIES = frozenset({"Cf", "Cc", "Zs", "Zl", "Zp", "Mn", "Me"})
+_PREFIXES = re.compile(r"^(?:user:|usr:|mailto:|@)+")
+
+
+@lru_cache(maxsize=4096)  # a queue page compares each row's requester with the same approver: 10-60 µs a name
+def identity_key(name: str) -> str:
+    """The form of a person's name that four-eyes compares: NFKC; combining marks, format, control and space
+    characters dropped; look-alikes mapped to the letter they pass for (UTS #39 skeleton, for the scripts that
+    pass for Latin); case folded; decorations removed (`Anna <anna@x.org>`, `user: anna`, `@anna`, `HOSP\\anna`,
+    `anna@`, and an e-mail's domain: `anna@hospital.org` is `anna`). Two spellings that could be one person get
+    one key; "" when nothing names anyone.
+    """
+    text = unicodedata.normalize("NFD", unicodedata.normalize("NFKC", name))
+    text = "".join(ch for ch in text if unicodedata.category(ch) not in _DROPPED_CATEGORIES and not ch.isspace())
+    text = unicodedata.normalize("NFKC", text.translate(_LOOKALIKES)).casefold().translate(_ASCII_LOOKALIKES)
+    text = text.replace("rn", "m")
+    if "<" in text and ">" in text.rpartition("<")[2]:  # a display name with an address: the address
+        text = text.rpartition("<")[2].partition(">")[0]
+    text = text.rpartition("\\")[2]
+    return _PREFIXES.sub("", text).partition("@")[0]

@@ -10,6 +10,7 @@ import json
 import logging
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -21,6 +22,7 @@ from django.utils import timezone
 
 from approvals.models import ApprovalRequest
 from catalog.core.roles import approver_group
+from catalog.domain.output_safety import one_line, slack_literal, slack_text
 
 log = logging.getLogger(__name__)
 
@@ -43,13 +45,28 @@ def group_emails(group: str) -> list[str]:
     return sorted(set(users.values_list("email", flat=True)))
 
 
-def summary(req: ApprovalRequest) -> str:
+# How much of a caller-supplied field (requestedBy, patientRef: up to 200 characters each at the API) a message
+# shows: enough to recognise it, with the request's page one link away.
+FIELD_CHARS = 80
+ID_CHARS = 200  # a tool id, as the manifest bounds it
+SUBJECT_CHARS = 300
+
+
+def summary(req: ApprovalRequest, quote: Callable[[str, int], str] = one_line) -> str:
+    """One request on one line. `quote` puts each caller-supplied field in (`one_line` for e-mail,
+    `slack_literal` for the webhook): the runtime sent them, so they may carry newlines or markup."""
     flag = " [UNGATED MUTATION: no HITL tier declared]" if req.flagged else ""
-    patient = f" for patient {req.patient_ref}" if req.patient_ref else ""
+    patient = f" for patient {quote(req.patient_ref, FIELD_CHARS)}" if req.patient_ref else ""
     return (
-        f"{req.tool_declared_id} (tier {req.tier_key}, {req.dispatch_mode}){patient} requested by "
-        f"{req.requested_by}{flag}; expires {timezone.localtime(req.expires_at):%Y-%m-%d %H:%M:%S}"
+        f"{one_line(req.tool_declared_id, ID_CHARS)} (tier {req.tier_key}, {req.dispatch_mode}){patient} "
+        f"requested by {quote(req.requested_by, FIELD_CHARS)}{flag}; "
+        f"expires {timezone.localtime(req.expires_at):%Y-%m-%d %H:%M:%S}"
     )
+
+
+def message_text(requests: list[ApprovalRequest], *, lead: str, quote: Callable[[str, int], str] = one_line) -> str:
+    """The lead line, then each request's summary and link on lines of their own."""
+    return lead + "\n" + "\n".join(f"• {summary(req, quote)}\n  {request_link(req)}" for req in requests)
 
 
 def post_webhook(text: str, url: str | None = None) -> bool:
@@ -70,17 +87,18 @@ def notify(requests: list[ApprovalRequest], *, group: str, subject: str, lead: s
     """E-mail the group's members and post the webhook, one message for all `requests`, each with its link;
     returns what was sent (for logs and tests)."""
     ensure_group(group)
-    text = lead + "\n" + "\n".join(f"• {summary(req)}\n  {request_link(req)}" for req in requests)
+    text = message_text(requests, lead=lead)
     recipients = group_emails(group)
     mailed = 0
     if recipients:
         try:
-            mailed = send_mail(subject, text, settings.DEFAULT_FROM_EMAIL, recipients)
+            mailed = send_mail(one_line(subject, SUBJECT_CHARS), text, settings.DEFAULT_FROM_EMAIL, recipients)
         except Exception as exc:  # the mail server's failure is not the request's failure
             log.warning("approvals mail to %s failed: %s", group, exc)
     else:
         log.info("no member of %s has an e-mail address; %d request(s) not mailed", group, len(requests))
-    posted = post_webhook(text)
+    # The webhook's text is Slack markup: the same message with the fields in code spans, then escaped.
+    posted = post_webhook(slack_text(message_text(requests, lead=lead, quote=slack_literal)))
     return {"recipients": recipients, "mailed": mailed, "webhook": posted}
 
 

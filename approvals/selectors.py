@@ -10,7 +10,7 @@ from typing import Any
 from django.db.models import Count, F, Q, QuerySet
 
 from approvals.catalog_index import CatalogIndex, GateTool, catalog_index
-from approvals.domain import State
+from approvals.domain import State, identity_key
 from approvals.models import TIER_KEYS, ApprovalRequest
 from catalog.core.permissions import has_role
 from catalog.core.roles import APPROVER, APPROVER_DOMAIN_PREFIX, SAFETY_OFFICER
@@ -115,12 +115,10 @@ def may_view(user: Any, request: ApprovalRequest) -> bool:
 
 
 def is_own_request(user: Any, request: ApprovalRequest) -> bool:
-    """Four-eyes: requestedBy names the person who asked, by username or e-mail (any case, `user:` prefix ok)."""
-    asked = request.requested_by.strip().casefold().removeprefix("user:")
-    mine = {user.get_username().casefold()}
-    if getattr(user, "email", ""):
-        mine.add(user.email.casefold())
-    return asked in mine
+    """Four-eyes: requestedBy names the person who asked, by username or e-mail, in any spelling that could be
+    them (`identity_key`: case, look-alike letters, invisible characters, `user:` and `@domain` decorations)."""
+    mine = {identity_key(user.get_username()), identity_key(getattr(user, "email", "") or "")} - {""}
+    return identity_key(request.requested_by) in mine
 
 
 # --- the queue ---------------------------------------------------------------------------------------

@@ -83,8 +83,10 @@ def _refuse_unless_decidable(
             status=403,
         )
     if is_own_request(approver, req):
+        # Compared as `identity_key`s: a look-alike or decorated spelling of the approver's name is still them.
         raise ApprovalRefused(
-            "you asked for this call (requestedBy); another approver must decide it (four-eyes)",
+            f"you asked for this call (requestedBy {req.requested_by!r} names you); another approver must "
+            "decide it (four-eyes)",
             code="own-request",
             status=403,
         )

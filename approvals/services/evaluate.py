@@ -18,6 +18,9 @@ from approvals.domain import (
     Decision,
     PolicyOutcome,
     canonical_args,
+    identity_key,
+    replay_conflict,
+    replay_differences,
     request_ttl,
     suspend_policy,
 )
@@ -55,29 +58,58 @@ class Evaluation:
     candidates: list[str] = field(default_factory=list)
 
 
-def _replay(existing: ApprovalRequest, *, tool_name: str, sha: str, key: str) -> Evaluation:
-    """The same idempotency key again: the same request, or a 409 if it now means a different call."""
-    same_tool = canonical_key(tool_name) in {
+@dataclass(frozen=True)
+class _Call:
+    """What a replay of this call must repeat, beside its idempotency key."""
+
+    key: str
+    tool_name: str
+    sha: str  # of the canonical arguments
+    profile: str
+    dispatch_mode: str
+    run_id: str
+    requested_by: str
+    patient_ref: str
+
+
+def _replay(existing: ApprovalRequest, call: _Call) -> Evaluation:
+    """The same idempotency key again: the same request if this is the same call (a retry), else a 409 that
+    names what differs. A replay answers with the whole request, patient included, so only a call that repeats
+    all of it (tool, arguments, profile, dispatch mode, run, requester, patient) may have it."""
+    same_tool = canonical_key(call.tool_name) in {
         canonical_key(existing.requested_name),
         canonical_key(existing.tool_declared_id),
     }
-    if not same_tool or sha != existing.proposed_sha256:
-        what = "tool" if not same_tool else "arguments"
-        raise ApprovalRefused(
-            f"idempotencyKey {key!r} was already used for {existing.tool_declared_id} with arguments sha256 "
-            f"{existing.proposed_sha256}; this call has a different {what} "
-            f"({tool_name}, sha256 {sha}): a new call needs a new idempotency key",
-            code="idempotency-key-reused",
-            status=409,
-            request=existing,
-        )
+    first = {
+        "tool": True,
+        "args": existing.proposed_sha256,
+        "profile": existing.profile,
+        "dispatchMode": existing.dispatch_mode,
+        "runId": existing.run_id,
+        "requestedBy": existing.requested_by,
+        "patientRef": existing.patient_ref,
+    }
+    again = {
+        "tool": same_tool,
+        "args": call.sha,
+        "profile": call.profile,
+        "dispatchMode": call.dispatch_mode,
+        "runId": call.run_id,
+        "requestedBy": call.requested_by,
+        "patientRef": call.patient_ref,
+    }
+    differs = replay_differences(first, again)
+    if differs:
+        message, errors = replay_conflict(call.key, existing.tool_declared_id, differs)
+        # No `request` in the answer: it is the first call's, and this caller has not shown it is theirs.
+        raise ApprovalRefused(message, code="idempotency-key-reused", status=409, errors=errors)
     return Evaluation(Decision.SUSPEND.value, existing.policy_reason, "replayed", existing.tool, existing, False)
 
 
-def _replay_or(result: Evaluation, *, key: str, tool_name: str, sha: str) -> Evaluation:
+def _replay_or(result: Evaluation, call: _Call) -> Evaluation:
     """A call that inserts nothing still answers a retry of an earlier suspended call with its request."""
-    if ApprovalRequest.objects.filter(idempotency_key=key).exists():
-        return _replay(request_by_key(key), tool_name=tool_name, sha=sha, key=key)
+    if ApprovalRequest.objects.filter(idempotency_key=call.key).exists():
+        return _replay(request_by_key(call.key), call)
     return result
 
 
@@ -105,29 +137,11 @@ def approval_evaluate(
     """
     now = now or timezone.now()
     canonical, sha = _canonical_within_limit(args)
-
-    try:
-        gate = _gate(tool_name=tool_name, system=system, profile=profile, dispatch_mode=dispatch_mode, args=args)
-        if isinstance(gate, Evaluation):  # allow or refuse: nothing to insert
-            return _replay_or(gate, key=idempotency_key, tool_name=tool_name, sha=sha)
-        tool, outcome = gate
-        ttl = _ttl(outcome.tier_key or UNGATED, ttl_seconds)
-    except ApprovalRefused as refusal:
-        refused = Evaluation(Decision.REFUSE.value, refusal.code, refusal.message)
-        replayed = _replay_or(refused, key=idempotency_key, tool_name=tool_name, sha=sha)
-        if replayed.request is not None:
-            return replayed
-        raise
-    req = _new_request(
-        tool,
-        outcome,
-        ttl=ttl,
-        now=now,
-        canonical=canonical,
+    _check_requester(requested_by)
+    call = _Call(
+        key=idempotency_key,
+        tool_name=tool_name,
         sha=sha,
-        idempotency_key=idempotency_key,
-        submitted_via=via,
-        requested_name=tool_name,
         profile=profile,
         dispatch_mode=dispatch_mode,
         run_id=run_id,
@@ -135,24 +149,56 @@ def approval_evaluate(
         patient_ref=patient_ref,
     )
     try:
+        gate = _gate(tool_name=tool_name, system=system, profile=profile, dispatch_mode=dispatch_mode, args=args)
+        if isinstance(gate, Evaluation):  # allow or refuse: nothing to insert
+            return _replay_or(gate, call)
+        tool, outcome = gate
+        ttl = _ttl(outcome.tier_key or UNGATED, ttl_seconds)
+    except ApprovalRefused as refusal:
+        refused = Evaluation(Decision.REFUSE.value, refusal.code, refusal.message)
+        replayed = _replay_or(refused, call)
+        if replayed.request is not None:
+            return replayed
+        raise
+    req = _new_request(tool, outcome, ttl=ttl, now=now, canonical=canonical, call=call, via=via)
+    try:
         _suspend(req, via=via)
     except IntegrityError:
         # This key was used before (a retry), or another submit with it committed first: its request answers.
-        return _replay(request_by_key(idempotency_key), tool_name=tool_name, sha=sha, key=idempotency_key)
+        return _replay(request_by_key(idempotency_key), call)
     return Evaluation(outcome.decision.value, outcome.reason, outcome.message, tool, req, True)
 
 
+def _check_requester(requested_by: str) -> None:
+    """Four-eyes needs to know who asked: a requestedBy that names nobody once invisible characters and
+    decorations are removed (`user:`, a zero-width space) could never be told apart from an approver."""
+    if not identity_key(requested_by):
+        raise ApprovalRefused(
+            f"requestedBy: {requested_by!r} names nobody once case, invisible characters and decorations "
+            "(`user:`, `@domain`) are removed; send the username or e-mail of the person who asked",
+            code="invalid-requested-by",
+            status=422,
+        )
+
+
 def _new_request(
-    tool: GateTool, outcome: PolicyOutcome, *, ttl: int, now: datetime, canonical: str, sha: str, **call: str
+    tool: GateTool, outcome: PolicyOutcome, *, ttl: int, now: datetime, canonical: str, call: _Call, via: str
 ) -> ApprovalRequest:
     """The request a suspending call becomes: the call as the runtime sent it, the tool and the gate's outcome."""
     return ApprovalRequest(
-        **call,
+        idempotency_key=call.key,
+        submitted_via=via,
+        requested_name=call.tool_name,
+        profile=call.profile,
+        dispatch_mode=call.dispatch_mode,
+        run_id=call.run_id,
+        requested_by=call.requested_by,
+        patient_ref=call.patient_ref,
         tool_id=tool.pk,
         tool_system=tool.system,
         tool_declared_id=tool.declared_id,
         proposed_args=args_from(canonical),
-        proposed_sha256=sha,
+        proposed_sha256=call.sha,
         policy_domain=policy_domain_of(tool),
         hitl_tier=tool.hitl_tier,
         tier_key=outcome.tier_key or UNGATED,

@@ -114,6 +114,49 @@ def test_twenty_submits_with_one_idempotency_key_make_one_row(manifests: Any) ->
     assert audit_verify().ok
 
 
+def test_two_different_calls_racing_with_one_idempotency_key_one_wins_and_the_other_gets_a_409(
+    manifests: Any,
+) -> None:
+    load_catalog(manifests)
+    body = evaluate_body()
+    patients = ("3f2a61d0-5b7c-4e8a-9d1e-0c4b2a7f9c1d", "9d0c6a1e-2b3f-4c5d-8e7f-a1b2c3d4e5f6")
+
+    def submit(i: int) -> Any:
+        return approval_evaluate(
+            tool_name=body["tool"],
+            profile=body["profile"],
+            dispatch_mode=body["dispatchMode"],
+            run_id=body["runId"],
+            requested_by=body["requestedBy"],
+            patient_ref=patients[i % 2],  # half the submits are another call: another patient
+            args=body["args"],
+            idempotency_key="shared-key",
+            via=f"runtime-{i}",
+        )
+
+    results = at_once(submit)
+    only = ApprovalRequest.objects.get()
+    winners = [i for i, r in enumerate(results) if not isinstance(r, Exception)]
+    losers = [i for i, r in enumerate(results) if isinstance(r, Exception)]
+    # Every submit of the winning call gets its request (one creates it); every submit of the other call a 409.
+    assert {patients[i % 2] for i in winners} == {only.patient_ref} and len(winners) == N // 2, results
+    assert {str(results[i].request.pk) for i in winners} == {str(only.pk)}
+    assert sum(results[i].created for i in winners) == 1
+    assert {patients[i % 2] for i in losers} == set(patients) - {only.patient_ref} and len(losers) == N // 2
+    refusals = [results[i] for i in losers]
+    assert all(isinstance(r, ApprovalRefused) for r in refusals), refusals
+    assert {(r.code, r.status, tuple(r.errors), r.request) for r in refusals} == {
+        (
+            "idempotency-key-reused",
+            409,
+            ("patientRef: differs from the call this idempotencyKey was first used for",),
+            None,
+        )
+    }
+    assert AuditEvent.objects.filter(action="approvals.request.suspended").count() == 1
+    assert audit_verify().ok
+
+
 def test_twenty_consumes_at_once_succeed_exactly_once(suspended: ApprovalRequest, make_user: Any) -> None:
     approval_decide(request_id=suspended.pk, approver=make_user("anna", "approver:medication"), decision="approve")
 

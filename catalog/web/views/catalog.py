@@ -14,6 +14,7 @@ from django.shortcuts import render
 from django.utils import timezone
 
 from catalog.core.access import page
+from catalog.domain.output_safety import csv_cell
 from catalog.models import Tool
 from catalog.selectors.catalog import SORTS, catalog_facets, catalog_rows, catalog_tools
 from catalog.web.forms import CatalogFilterForm
@@ -116,7 +117,8 @@ def catalog_export(request: HttpRequest, fmt: str) -> HttpResponseBase:
         def stream() -> Iterator[str]:
             yield writer.writeheader()  # DictWriter returns what the file's write returned: the line
             for row in rows:
-                yield writer.writerow(row)
+                # Every cell: a module or owner a manifest declared as `=HYPERLINK(…)` must stay text.
+                yield writer.writerow({column: csv_cell(value) for column, value in row.items()})
 
         response = StreamingHttpResponse(stream(), content_type="text/csv; charset=utf-8")
     else:
