@@ -51,6 +51,8 @@ lint: $(STAMP)
 # The benchmarks under bench/ and a 1-minute mixed load at 50 req/s (bench/README.md).
 bench: $(STAMP)
 	$(PY) bench/import_catalog.py
+	$(PY) bench/large_import.py --at-caps 250
+	$(PY) bench/large_import.py --tools 5000 20000
 	$(PY) bench/lint_catalog.py
 	$(PY) bench/manipulation.py
 	$(PY) bench/governance.py

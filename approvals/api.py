@@ -4,20 +4,21 @@ from __future__ import annotations
 
 import time
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from django.conf import settings
 from django.db import connection
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils import timezone
-from ninja import Field, Router, Status
-from pydantic import BaseModel
+from ninja import Field, Path, Query, Router, Status
+from pydantic import BaseModel, ConfigDict
 
 from approvals.domain import State
 from approvals.models import ApprovalRequest
 from approvals.selectors import parse_request_id, request_get, request_state
 from approvals.services import ApprovalRefused, approval_cancel, approval_consume, approval_evaluate
+from catalog.core import api_errors
 from catalog.core.api_input import ApiInput
 from catalog.core.auth import ScopedBearer
 
@@ -66,15 +67,29 @@ class RequestOut(BaseModel):
 
 
 class EvaluateIn(ApiInput):
+    # Strict: a JSON `true` or `"60"` is not a number of seconds (lax parsing took them as 1 and 60).
+    model_config = ConfigDict(strict=True)
+
     tool: str = Field(min_length=1, max_length=200, description="any spelling of the tool id")
     profile: str = Field(min_length=1, max_length=100, description="the catalog profile of the run")
     dispatchMode: Literal["operator", "supervised", "ambient"]  # noqa: N815
     runId: str = Field(min_length=1, max_length=200)  # noqa: N815
     requestedBy: str = Field(min_length=1, max_length=200, description="who asked; may not approve it")  # noqa: N815
     patientRef: str = Field("", max_length=200)  # noqa: N815
-    args: dict[str, Any]
+    args: dict[str, Any] = Field(
+        description=f"the call's arguments, checked against the tool's input schema; at most "
+        f"{settings.APPROVALS_MAX_ARGS_BYTES} bytes as canonical JSON (APPROVALS_MAX_ARGS_BYTES)"
+    )
     idempotencyKey: str = Field(min_length=1, max_length=200)  # noqa: N815
-    ttlSeconds: int | None = Field(None, description="override the tier's default expiry, within limits")  # noqa: N815
+    # Checked in approval_evaluate against the tier's own maximum (a 422 that names it); the schema gives the widest.
+    ttlSeconds: int | None = Field(  # noqa: N815
+        None,
+        description="override the tier's default expiry, within the tier's limits",
+        json_schema_extra={
+            "minimum": settings.APPROVALS_TTL_MIN_SECONDS,
+            "maximum": max(settings.APPROVALS_TTL_MAX_SECONDS.values()),
+        },
+    )
     system: Literal["condor", "tucan"] | None = Field(None, description="choose when a name matches both")
 
 
@@ -87,9 +102,10 @@ class EvaluateOut(BaseModel):
     replayed: bool = False
 
 
-class ErrorOut(BaseModel):
-    detail: str
-    errors: list[str] = []
+# Not imported by name: here every error answer is an ApprovalErrorOut (the common ErrorOut would drop `reason`).
+class ApprovalErrorOut(api_errors.ErrorOut):
+    """A refusal of the approvals API: the common shape, with a stable `reason` code and what it concerns."""
+
     reason: str | None = None
     decision: str | None = None
     candidates: list[str] = []
@@ -101,7 +117,15 @@ class ConsumeIn(BaseModel):
 
 
 class CancelIn(ApiInput):
+    model_config = ConfigDict(strict=True)
+
     reason: str = Field("", max_length=1000)
+
+
+# The cancel body is optional, so the handler reads it itself and ninja cannot describe it: this does.
+CANCEL_BODY = {"required": False, "content": {"application/json": {"schema": CancelIn.model_json_schema()}}}
+# Any spelling uuid.UUID reads is looked up (the longest, urn:uuid:…, has 45 characters); anything else is a 404.
+RequestId = Annotated[str, Path(..., max_length=45, description="the request's id, a UUID")]
 
 
 def tool_out(tool: Any) -> dict[str, str]:
@@ -157,7 +181,7 @@ def _not_found(request_id: str) -> Status[dict[str, Any]]:
 
 @router.post(
     "/evaluate",
-    response={200: EvaluateOut, 201: EvaluateOut, 409: ErrorOut, 422: ErrorOut},
+    response={200: EvaluateOut, 201: EvaluateOut, 409: ApprovalErrorOut, 422: ApprovalErrorOut},
     summary="May this tool call run? allow, suspend (an approval request) or refuse",
 )
 def evaluate(request: HttpRequest, payload: EvaluateIn) -> Status[dict[str, Any]]:
@@ -208,10 +232,17 @@ def _between_reads() -> None:
 
 @router.get(
     "/{request_id}",
-    response={200: RequestOut, 404: ErrorOut, 422: ErrorOut},
+    response={200: RequestOut, 404: ApprovalErrorOut, 422: ApprovalErrorOut},
     summary="A request's state; with ?wait=N (≤ 30) waits until it is decided, expired or N seconds pass",
 )
-def get_request(request: HttpRequest, request_id: str, wait: int = 0) -> Status[dict[str, Any]]:
+def get_request(
+    request: HttpRequest,
+    request_id: RequestId,
+    # Checked below against the live setting, with a message that says what to do; the schema gives the same bound.
+    wait: Annotated[
+        int, Field(json_schema_extra={"minimum": 0, "maximum": settings.APPROVALS_LONG_POLL_MAX_SECONDS})
+    ] = Query(0, description="seconds to wait while the request is pending"),
+) -> Status[dict[str, Any]]:
     limit = settings.APPROVALS_LONG_POLL_MAX_SECONDS
     if not 0 <= wait <= limit:
         return Status(422, {"detail": f"wait: between 0 and {limit} seconds; poll again if still pending"})
@@ -236,10 +267,10 @@ def get_request(request: HttpRequest, request_id: str, wait: int = 0) -> Status[
 
 @router.post(
     "/{request_id}/consume",
-    response={200: RequestOut, 404: ErrorOut, 409: ErrorOut},
+    response={200: RequestOut, 404: ApprovalErrorOut, 409: ApprovalErrorOut},
     summary="Spend an approval: once, for the approved arguments' hash only",
 )
-def consume(request: HttpRequest, request_id: str, payload: ConsumeIn) -> Status[dict[str, Any]]:
+def consume(request: HttpRequest, request_id: RequestId, payload: ConsumeIn) -> Status[dict[str, Any]]:
     pk = parse_request_id(request_id)
     if pk is None:
         return _not_found(request_id)
@@ -252,11 +283,12 @@ def consume(request: HttpRequest, request_id: str, payload: ConsumeIn) -> Status
 
 @router.post(
     "/{request_id}/cancel",
-    response={200: RequestOut, 404: ErrorOut, 409: ErrorOut, 422: ErrorOut},
+    response={200: RequestOut, 404: ApprovalErrorOut, 409: ApprovalErrorOut, 422: ApprovalErrorOut},
     summary="Withdraw a request the runtime no longer needs (pending, or approved and unused)",
     description='The body is optional: `{"reason": "…"}`.',
+    openapi_extra={"requestBody": CANCEL_BODY},
 )
-def cancel(request: HttpRequest, request_id: str) -> Status[dict[str, Any]]:
+def cancel(request: HttpRequest, request_id: RequestId) -> Status[dict[str, Any]]:
     pk = parse_request_id(request_id)
     if pk is None:
         return _not_found(request_id)

@@ -139,7 +139,7 @@ run = "{run}"
 cards = {{c: bundle(c).etag for c in CardLocale.objects.values_list("code", flat=True)}}
 print("SETUP=" + json.dumps({{
     "runtime": token(f"load-runtime-{{run}}", "approvals,rag,cards"),
-    "chatops": token(f"load-chatops-{{run}}", "catalog"),
+    "chatops": token(f"load-chatops-{{run}}", "catalog:read"),
     "facets": catalog_facets(),
     "tools": list(Tool.objects.live().values_list("declared_id", "aliases")),
     "cards": cards,

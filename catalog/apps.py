@@ -12,3 +12,4 @@ class CatalogConfig(AppConfig):
         # services start them by their registered name after commit (catalog.rag.services.vectors), with or
         # without a broker.
         from catalog import checks, tasks  # noqa: F401
+        from catalog.core import admin_audit  # noqa: F401  (its signal receivers: admin role changes audited)

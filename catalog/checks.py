@@ -80,3 +80,29 @@ def signin_throttle_is_shared(app_configs: Any = None, **kwargs: Any) -> list[Ch
             )
         ]
     return []
+
+
+# Shorter than this, a key could be guessed offline from the chain it signs (it is compared as bytes).
+MIN_AUDIT_KEY_LENGTH = 32
+
+
+@register(Tags.security, deploy=True)
+def audit_key_is_set(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """`check --deploy`: the audit chain's key must come from the environment, not from SECRET_KEY's stand-in
+    (catalog/models/audit.py): otherwise the chain is keyed by a secret that rotates for other reasons."""
+    key = getattr(settings, "CONDOR_AUDIT_KEY", "")
+    if not key:
+        problem = "CONDOR_AUDIT_KEY is not set: the audit chain is keyed with a stand-in derived from SECRET_KEY"
+    elif len(key) < MIN_AUDIT_KEY_LENGTH:
+        problem = f"CONDOR_AUDIT_KEY is shorter than {MIN_AUDIT_KEY_LENGTH} characters"
+    else:
+        return []
+    return [
+        Error(
+            problem,
+            hint='Set CONDOR_AUDIT_KEY to a random secret kept outside the database (python -c "import secrets; '
+            'print(secrets.token_urlsafe(48))"), before the first audit event, and never change it: events sealed '
+            "under another key verify as edited.",
+            id="condor.E020",
+        )
+    ]

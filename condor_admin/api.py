@@ -8,11 +8,15 @@ from functools import wraps
 from typing import Any
 
 from csp.decorators import csp_update
+from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.urls import URLPattern
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.openapi.schema import BODY_CONTENT_TYPES, REF_TEMPLATE, OpenAPISchema
+from ninja.operation import Operation
+from ninja.schema import NinjaGenerateJsonSchema
 
 from approvals.api import router as approvals_router
 from catalog.api.findings import router as findings_router
@@ -20,7 +24,8 @@ from catalog.api.owners import router as owners_router
 from catalog.api.policy import router as policy_router
 from catalog.api.revisions import router as revisions_router
 from catalog.cards.api import router as cards_router
-from catalog.core.api_input import unstorable_text
+from catalog.core.api_errors import ErrorOut
+from catalog.core.api_input import BodyParser, body_refusal, unstorable_text
 from catalog.rag.api import router as rag_router
 
 log = logging.getLogger(__name__)
@@ -38,6 +43,58 @@ class CondorAPI(NinjaAPI):
             if isinstance(pattern, URLPattern):
                 pattern.callback = _api_view(pattern.callback)
         return patterns, app_name, namespace
+
+    def get_openapi_schema(
+        self, *, path_prefix: str | None = None, path_params: dict[str, Any] | None = None
+    ) -> OpenAPISchema:
+        if path_prefix is None:
+            path_prefix = self.get_root_path(path_params or {})
+        return CondorOpenAPISchema(self, path_prefix)
+
+
+class CondorOpenAPISchema(OpenAPISchema):
+    """The schema names every answer an operation can give. An endpoint declares its own (`response=`); the answers
+    the API's machinery gives on every operation alike are added here, beside that machinery: the bearer check
+    (401, 403), input validation and the URL check (422), ninja's JSON parser (400), the body cap (413,
+    condor_admin/middleware.py) and the database handler (503). Each is an ErrorOut."""
+
+    def responses(self, operation: Operation) -> dict[int, Any]:
+        answers = super().responses(operation)
+        for status, (description, headers) in machinery_answers(operation).items():
+            answer = answers.setdefault(status, {"description": description, "content": JSON_ERROR})
+            if headers:
+                answer["headers"] = {**headers, **answer.get("headers", {})}
+        self.schemas["ErrorOut"] = ErrorOut.model_json_schema(
+            ref_template=REF_TEMPLATE, schema_generator=NinjaGenerateJsonSchema, mode="serialization"
+        )
+        return dict(sorted(answers.items()))
+
+
+JSON_ERROR = {"application/json": {"schema": {"$ref": REF_TEMPLATE.format(model="ErrorOut")}}}
+
+
+def machinery_answers(operation: Operation) -> dict[int, tuple[str, dict[str, Any]]]:
+    """status -> (description, response headers) of what answers before or around the endpoint's own code."""
+    answers: dict[int, tuple[str, dict[str, Any]]] = {
+        # Any query string can carry a NUL (_url_problems), so every operation can answer 422.
+        422: ("invalid parameters or body: `errors` names each problem and where it is", {}),
+        503: (
+            "the database is unavailable; retry after `Retry-After` seconds",
+            {"Retry-After": {"description": "seconds", "schema": {"type": "integer"}}},
+        ),
+    }
+    if operation.auth_callbacks:
+        answers[401] = (
+            "missing, unknown, expired or revoked bearer token",
+            {"WWW-Authenticate": {"required": True, "schema": {"type": "string", "const": "Bearer"}}},
+        )
+        answers[403] = ("the token lacks the scope this operation needs", {})
+    if any(model.__ninja_param_source__ in BODY_CONTENT_TYPES for model in operation.models):
+        answers[400] = ("the body is not JSON", {})
+    if {"POST", "PUT", "PATCH"} & set(operation.methods):
+        limit = settings.CONDOR_MAX_REQUEST_BYTES
+        answers[413] = (f"the body is over CONDOR_MAX_REQUEST_BYTES ({limit} bytes here)", {})
+    return answers
 
 
 def _api_view(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
@@ -74,6 +131,7 @@ api = CondorAPI(
     version="1",
     description="The runtime's API: catalog manifests, approvals, tool-RAG, card strings.",
     urls_namespace="api",
+    parser=BodyParser(),  # a repeated JSON key is a 422 naming where, not "the last one wins"
     # Swagger UI is served from ninja's static files (no CDN, no inline script); its icons are data: SVGs,
     # so the docs page alone may load data: images. Everything else keeps the site-wide policy.
     docs_decorator=csp_update({"img-src": ["data:"]}),
@@ -89,7 +147,9 @@ api.add_router("/rag", rag_router)
 
 @api.exception_handler(AuthenticationError)
 def unauthorized(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
-    return api.create_response(request, {"detail": "missing, unknown, expired or revoked bearer token"}, status=401)
+    response = api.create_response(request, {"detail": "missing, unknown, expired or revoked bearer token"}, status=401)
+    response["WWW-Authenticate"] = "Bearer"  # RFC 9110: a 401 names the scheme that would be accepted
+    return response
 
 
 @api.exception_handler(ValidationError)
@@ -100,6 +160,9 @@ def invalid(request: HttpRequest, exc: ValidationError) -> HttpResponse:
 
 @api.exception_handler(HttpError)
 def http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    refused = body_refusal(exc)
+    if refused is not None:
+        return api.create_response(request, refused[1], status=refused[0])
     return api.create_response(request, {"detail": str(exc)}, status=exc.status_code)
 
 

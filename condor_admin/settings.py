@@ -56,6 +56,9 @@ MIDDLEWARE = [
     # (no session, language, messages or page: about a millisecond of CPU per call saved).
     # Static files straight from the app server (hashed, compressed, cached forever), before the console's rest.
     "condor_admin.middleware.ConsoleWhiteNoiseMiddleware",
+    # `Cache-Control: no-store, private` on every answer the app renders that does not choose its own caching:
+    # pages and API answers carry patient references (condor_admin/middleware.py).
+    "condor_admin.middleware.NoStoreMiddleware",
     "condor_admin.middleware.ConsoleCSPMiddleware",
     "condor_admin.middleware.ConsoleSessionMiddleware",
     "condor_admin.middleware.ConsoleLocaleMiddleware",
@@ -64,6 +67,8 @@ MIDDLEWARE = [
     "condor_admin.middleware.ConsoleAuthenticationMiddleware",
     "condor_admin.middleware.ConsoleUserLanguageMiddleware",
     "condor_admin.middleware.ConsoleMessageMiddleware",
+    # The session's idle and absolute limits (after messages: the sign-in page says why a session ended).
+    "condor_admin.middleware.SessionLimitsMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "condor_admin.middleware.ConsoleHtmxMiddleware",
 ]
@@ -111,9 +116,13 @@ DATABASES = {
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# Applied wherever a person chooses a password (the admin's forms, createsuperuser, changepassword). Twelve
+# characters: these accounts approve clinical writes; length is what a guesser's budget grows with.
 AUTH_PASSWORD_VALIDATORS = [
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 12}},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
 LANGUAGE_CODE = "en"
@@ -166,6 +175,9 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    # The audit log's checkpoints (one line per seal: position, hash, time) reach stderr, a sink outside the
+    # database, whatever LOG_LEVEL says (catalog/core/audit.py).
+    "loggers": {"condor.audit": {"level": "INFO"}},
 }
 
 # --- Security / production ---------------------------------------------------------------------------
@@ -197,8 +209,19 @@ if not DEBUG:
         SILENCED_SYSTEM_CHECKS = ["security.W021"]
 SESSION_COOKIE_HTTPONLY = True
 # Sessions are written to the database and read through the cache (Redis in production): a page view reads its
-# session without a query, and a cache that lost its data (restart, eviction) falls back to the table.
-SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+# session without a query, and a cache that lost its data (restart, eviction) falls back to the table. Django's
+# cached_db, made to carry on with the table while the cache is down (condor_admin/sessions.py).
+SESSION_ENGINE = "condor_admin.sessions"
+# A sign-in lasts at most one shift (seconds; Django's default is 14 days), and ends after this many minutes
+# without activity (condor_admin.middleware.SessionLimitsMiddleware): a console left open on a ward PC shows
+# patient references to whoever sits down next.
+SESSION_COOKIE_AGE = int(os.environ.get("SESSION_COOKIE_AGE", str(12 * 3600)))
+CONDOR_SESSION_IDLE_MINUTES = int(os.environ.get("CONDOR_SESSION_IDLE_MINUTES", "30"))
+if CONDOR_SESSION_IDLE_MINUTES < 1 or SESSION_COOKIE_AGE < 60 * CONDOR_SESSION_IDLE_MINUTES:
+    raise RuntimeError(
+        f"CONDOR_SESSION_IDLE_MINUTES={CONDOR_SESSION_IDLE_MINUTES} and SESSION_COOKIE_AGE={SESSION_COOKIE_AGE}: "
+        "the idle limit must be at least 1 minute and no longer than the session's lifetime (seconds)"
+    )
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
@@ -331,6 +354,9 @@ CONDOR_EMBEDDER_API_KEY = os.environ.get("CONDOR_EMBEDDER_API_KEY", "")
 CONDOR_EMBEDDER_TIMEOUT_SECONDS = float(os.environ.get("CONDOR_EMBEDDER_TIMEOUT_SECONDS", "30"))
 # Texts per embedding task: one import of 350 changed tools is a handful of tasks.
 CONDOR_EMBED_BATCH = int(os.environ.get("CONDOR_EMBED_BATCH", "64"))
+# Characters of one text the embedder is given (catalog/rag/embedders.py, BoundedEmbedder): above the longest
+# prompt resolve accepts (4,000) and every real tool text seen; about 20 MB of working memory with USE.
+CONDOR_EMBED_MAX_CHARS = int(os.environ.get("CONDOR_EMBED_MAX_CHARS", "6000"))
 CONDOR_EMBED_SWEEP_EVERY_SECONDS = float(os.environ.get("CONDOR_EMBED_SWEEP_EVERY_SECONDS", "60"))
 # Resolution: default top-k, the minimum cosine a RAG hit needs, and the candidate-manifest byte budget.
 CONDOR_RAG_TOP_K = int(os.environ.get("CONDOR_RAG_TOP_K", "10"))
@@ -347,3 +373,14 @@ CELERY_BEAT_SCHEDULE["rag-sweep-embeddings"] = {
 # Events are appended with one INSERT and sealed into the hash chain by this beat task (see catalog/models/audit.py).
 AUDIT_SEAL_EVERY_SECONDS = float(os.environ.get("AUDIT_SEAL_EVERY_SECONDS", "2"))
 CELERY_BEAT_SCHEDULE["audit-seal"] = {"task": "catalog.tasks.seal_audit_log", "schedule": AUDIT_SEAL_EVERY_SECONDS}
+# The key of the audit chain's HMACs (catalog/models/audit.py). It lives outside the database, so whoever can write
+# the audit tables still cannot forge an event, recompute the chain after an edit or move its head. `check --deploy`
+# requires it (condor.E020). Unset (the demo, the tests), a key derived from SECRET_KEY stands in. Set it before the
+# first event and keep it: events sealed under another key read as edited.
+CONDOR_AUDIT_KEY = os.environ.get("CONDOR_AUDIT_KEY", "")
+# Optional: a file each seal appends its checkpoint to (a JSON line: seq, hash, at; fsynced), for
+# `manage.py verify_audit_log --checkpoints FILE`. Keep it where the database's users cannot rewrite it.
+CONDOR_AUDIT_CHECKPOINT_FILE = os.environ.get("CONDOR_AUDIT_CHECKPOINT_FILE", "")
+# Admin writes (role, group and permission changes, user flags, every add, change and delete) are audited in the
+# admin request's own transaction, attributed to the signed-in admin (catalog/core/admin_audit.py).
+MIDDLEWARE.append("catalog.core.admin_audit.AdminAuditMiddleware")

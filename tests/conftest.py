@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import copy
 import json
+import socket
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -12,6 +13,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import connection
+from django.db.backends.signals import connection_created
 
 from catalog.core import roles
 from catalog.models import ApiToken, CatalogRevision
@@ -162,7 +164,7 @@ def manifests() -> Any:
 
 @pytest.fixture
 def make_token(db: Any) -> Callable[..., str]:
-    def make(name: str = "runtime", scopes: tuple[str, ...] = ("catalog",), **fields: Any) -> str:
+    def make(name: str = "runtime", scopes: tuple[str, ...] = ("catalog:read", "catalog:write"), **fields: Any) -> str:
         """A token as the console issues it: owned by the admin who issued it (pass owner=None for none)."""
         if "owner" not in fields:
             fields["owner"] = get_user_model().objects.get_or_create(username="token-issuer")[0]
@@ -276,3 +278,26 @@ def signed_import(raw: bytes, via: str = "test") -> Any:
     result = catalog_import(raw=raw, via=via)
     sign_off(result.system)
     return result
+
+
+@pytest.fixture
+def cache_down(settings: Any) -> Iterator[None]:
+    """The cache as it is while its Redis is away: Django's Redis cache, pointed at a port that refuses every
+    connection (bound, never listening), as a stopped redis-server's port does. No mock: the real client fails."""
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        location = f"redis://127.0.0.1:{closed.getsockname()[1]}/0"
+        settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": location}}
+        yield
+
+
+def _allow_flushing_the_audit_tables(sender: Any, connection: Any, **kwargs: Any) -> None:
+    """Transactional tests end with Django's flush, one TRUNCATE of every table; on PostgreSQL the audit tables'
+    trigger (migration 0014) lets a TRUNCATE through only in a session that set `condor.allow_audit_truncate`.
+    Set here, for the test process's connections only: no production code sets it."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SET condor.allow_audit_truncate = 'on'")
+
+
+connection_created.connect(_allow_flushing_the_audit_tables, dispatch_uid="condor-tests-allow-audit-flush")

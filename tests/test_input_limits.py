@@ -34,7 +34,7 @@ def test_django_reads_manifests_up_to_their_own_cap() -> None:
 @pytest.mark.parametrize("url", BODY_ENDPOINTS)
 def test_an_api_body_over_the_cap_is_a_413_in_json(client: Client, settings: Any, make_token: Any, url: str) -> None:
     settings.CONDOR_MAX_REQUEST_BYTES = 2048
-    token = make_token("runtime", scopes=("approvals", "rag", "catalog"))
+    token = make_token("runtime", scopes=("approvals", "rag", "catalog:write"))
     body = json.dumps({"args": {"note": "x" * 4096}})
     response = client.post(url, body, content_type="application/json", headers={"Authorization": f"Bearer {token}"})
     assert response.status_code == 413

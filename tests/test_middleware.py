@@ -25,7 +25,7 @@ def signed_in(make_user: Any) -> Client:
 def test_an_api_call_touches_no_session_language_or_cookie(signed_in: Client, make_token: Any) -> None:
     """A runtime that happens to send a console session cookie (a shared cookie jar) and a German
     Accept-Language still gets a plain JSON answer: nothing of the console's session is read or written."""
-    token = make_token(scopes=("catalog",))
+    token = make_token(scopes=("catalog:read",))
     bearer = {"Authorization": f"Bearer {token}", "Accept-Language": "de"}
     Client().get(API, headers=bearer)  # the token's first use writes last_used_at; compare the calls after it
     with CaptureQueriesContext(connection) as with_cookie:
@@ -60,7 +60,7 @@ def test_api_paths_without_a_token_keep_the_whole_stack(signed_in: Client) -> No
 def test_console_forms_still_need_the_csrf_token(make_user: Any) -> None:
     client = Client(enforce_csrf_checks=True)
     client.force_login(make_user("root", "catalog-admin"))
-    refused = client.post("/tokens/new", {"name": "x", "scopes": ["catalog"]})
+    refused = client.post("/tokens/new", {"name": "x", "scopes": ["catalog:read"]})
     assert refused.status_code == 403
 
 

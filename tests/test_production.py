@@ -31,6 +31,7 @@ def production_env(tmp: Path, **extra: str) -> dict[str, str]:
     env.update(
         DEBUG="false",
         SECRET_KEY=secrets.token_urlsafe(48),  # 64 characters
+        CONDOR_AUDIT_KEY=secrets.token_urlsafe(48),  # the audit chain's key: `check --deploy` requires it
         ALLOWED_HOSTS="condor.example.org,testserver",
         DATABASE_URL=f"sqlite:///{tmp / 'prod.sqlite3'}",
         STATIC_ROOT=str(tmp / "static"),
@@ -74,7 +75,7 @@ from catalog.models import ApiToken
 User = get_user_model()
 User.objects.create_superuser("root", "root@example.org", "a long production password")
 raw = ApiToken.generate()
-ApiToken.objects.create(name="probe", prefix=raw[:10], token_hash=ApiToken.hash(raw), scopes=["catalog"])
+ApiToken.objects.create(name="probe", prefix=raw[:10], token_hash=ApiToken.hash(raw), scopes=["catalog:read"])
 
 def seen(response):
     return {

@@ -1,20 +1,22 @@
-"""The findings API: the same list as /findings/, filterable, for services (token scope `catalog`)."""
+"""The findings API: the same list as /findings/, filterable, for services (token scope `catalog:read`)."""
 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Annotated
 
 from django.http import HttpRequest
 from ninja import Query, Router, Schema, Status
+from pydantic import Field
 
-from catalog.api.revisions import ErrorOut
+from catalog.core.api_errors import ErrorOut
 from catalog.core.auth import ScopedBearer
 from catalog.domain.rules import RULES
 from catalog.domain.vocabulary import System
 from catalog.models import Severity
 from catalog.selectors.governance import findings_list
 
-router = Router(tags=["catalog"], auth=ScopedBearer("catalog"))
+router = Router(tags=["catalog"], auth=ScopedBearer("catalog:read"))
 
 
 class FindingOut(Schema):
@@ -45,10 +47,11 @@ class FindingPage(Schema):
 @router.get("/findings", response={200: FindingPage, 422: ErrorOut}, summary="Findings, filterable")
 def list_findings(
     request: HttpRequest,
-    rule: str | None = None,
-    severity: str | None = None,
-    system: str | None = None,
-    owner: str | None = Query(None, description='team id, or "-" for unowned tools'),
+    # Checked below with messages that list what is known; the schema lists the same values ("" is no filter).
+    rule: Annotated[str, Field(json_schema_extra={"enum": ["", *sorted(RULES)]})] | None = None,
+    severity: Annotated[str, Field(json_schema_extra={"enum": ["", *Severity.values]})] | None = None,
+    system: Annotated[str, Field(json_schema_extra={"enum": ["", *(s.value for s in System)]})] | None = None,
+    owner: str | None = Query(None, max_length=100, description='team id, or "-" for unowned tools'),
     waived: bool | None = None,
     limit: int = Query(100, ge=1, description=f"page size; above {FINDINGS_MAX_LIMIT} is clamped to it"),
     # Bounded: an offset past a 64-bit integer made the database fail (a 500) instead of answering [].

@@ -10,7 +10,7 @@ from catalog.core.auth import ScopedBearer
 from catalog.models import Tool
 from catalog.selectors.owners import Lookup, owner_lookup
 
-router = Router(tags=["owners"], auth=ScopedBearer("catalog"))
+router = Router(tags=["owners"], auth=ScopedBearer("catalog:read"))
 
 
 # Answers are built as dicts (lookup_body): plain pydantic models, as in approvals/api.py.

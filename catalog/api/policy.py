@@ -1,4 +1,4 @@
-"""The effective-policy API: what the runtime may do with each tool under a profile (token scope `catalog`).
+"""The effective-policy API: what the runtime may do with each tool under a profile (token scope `catalog:read`).
 
 GET /api/v1/catalog/policy?profile=… (every live tool, or one system's) and
 GET /api/v1/catalog/tools/{system}/{id}/policy?profile=…. Both carry an ETag that changes with every import,
@@ -14,20 +14,17 @@ from typing import Literal
 
 from django.http import HttpRequest, HttpResponse
 from django.utils.cache import get_conditional_response
-from ninja import Field, Query, Router, Schema
+from ninja import Field, Path, Query, Router, Schema
 from ninja.errors import HttpError
 
+from catalog.core.api_errors import ErrorOut
 from catalog.core.auth import ScopedBearer
 from catalog.selectors.effect import ToolPolicy, UnknownProfile, effective_policies, policy_etag
 
-router = Router(tags=["catalog"], auth=ScopedBearer("catalog"))
+router = Router(tags=["catalog"], auth=ScopedBearer("catalog:read"))
 
 PROFILE_MAX_CHARS = 100
 DECLARED_ID_MAX_CHARS = 200
-
-
-class ErrorOut(Schema):
-    detail: str
 
 
 class PolicyQuery(Schema):
@@ -99,6 +96,16 @@ def _answer(etag: str, build: Callable[[], object], schema: type[Schema]) -> Htt
     return response
 
 
+_ETAG = {
+    "ETag": {
+        "required": True,
+        "description": "send it as If-None-Match to get a 304 until something changes",
+        "schema": {"type": "string"},
+    }
+}
+ETAG_ANSWERS = {"responses": {200: {"headers": _ETAG}, 304: {"headers": _ETAG}}}
+
+
 def _not_modified(request: HttpRequest, etag: str) -> HttpResponse | None:
     not_modified = get_conditional_response(request, etag=etag)
     if not_modified is not None:
@@ -108,8 +115,10 @@ def _not_modified(request: HttpRequest, etag: str) -> HttpResponse | None:
 
 @router.get(
     "/policy",
-    response={200: PolicyOut, 304: None, 401: ErrorOut, 422: ErrorOut},
+    response={200: PolicyOut, 304: None, 422: ErrorOut},
     summary="The effective policy of every live tool under a profile (clinical profiles: what is signed off)",
+    description="422 also for a profile that does not exist.",
+    openapi_extra=ETAG_ANSWERS,
 )
 def catalog_policy(request: HttpRequest, query: Query[PolicyQuery]) -> HttpResponse:
     etag = policy_etag(query.profile, system=query.system)
@@ -128,14 +137,17 @@ def catalog_policy(request: HttpRequest, query: Query[PolicyQuery]) -> HttpRespo
 
 @router.get(
     "/tools/{system}/{declared_id}/policy",
-    response={200: ToolPolicyOut, 304: None, 401: ErrorOut, 404: ErrorOut, 422: ErrorOut},
+    response={200: ToolPolicyOut, 304: None, 404: ErrorOut, 422: ErrorOut},
     summary="The effective policy of one live tool under a profile",
+    description="422 also for a profile that does not exist.",
+    openapi_extra=ETAG_ANSWERS,
 )
 def tool_policy(
-    request: HttpRequest, system: Literal["condor", "tucan"], declared_id: str, query: Query[ToolQuery]
+    request: HttpRequest,
+    system: Literal["condor", "tucan"],
+    query: Query[ToolQuery],
+    declared_id: str = Path(..., max_length=DECLARED_ID_MAX_CHARS),
 ) -> HttpResponse:
-    if len(declared_id) > DECLARED_ID_MAX_CHARS:
-        raise HttpError(422, f"path.declared_id: at most {DECLARED_ID_MAX_CHARS} characters")
     etag = policy_etag(query.profile, system=system, declared_id=declared_id)
     if (cached := _not_modified(request, etag)) is not None:
         return cached

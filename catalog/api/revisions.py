@@ -3,24 +3,41 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Literal
 
 from django.conf import settings
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
-from ninja import Router, Schema, Status
+from ninja import Path, Query, Router, Schema, Status
 
+from catalog.core.api_errors import ErrorOut
 from catalog.core.auth import ScopedBearer
 from catalog.domain.manifest import ManifestError
 from catalog.models import CatalogRevision, ToolChange
 from catalog.selectors.effect import clinical_profiles_exist
 from catalog.services.imports import catalog_import
 
-router = Router(tags=["catalog"], auth=ScopedBearer("catalog"))
+router = Router(tags=["catalog"], auth=ScopedBearer("catalog:read"))
 
+# The largest page of revisions one call returns: ?limit=100000 gets this many, not a 422.
+REVISIONS_MAX_LIMIT = 200
+SystemName = Literal["condor", "tucan"]
 
-class ErrorOut(Schema):
-    detail: str
-    errors: list[str] = []
+# The body is read raw (the size is checked before it is buffered), so ninja cannot describe it: this does.
+MANIFEST_BODY = {
+    "required": True,
+    "description": "the manifest, `condor-catalog/v1` or `tucan-tools/v1` (TOOLS.md); at most "
+    f"{settings.CONDOR_MAX_MANIFEST_BYTES} bytes (CONDOR_MAX_MANIFEST_BYTES), refused with 413 above it",
+    "content": {
+        "application/json": {
+            "schema": {
+                "type": "object",
+                "required": ["format"],
+                "properties": {"format": {"enum": ["condor-catalog/v1", "tucan-tools/v1"]}},
+            }
+        }
+    },
+}
 
 
 class RevisionOut(Schema):
@@ -67,6 +84,11 @@ class RevisionDetailOut(RevisionOut):
     "/revisions",
     response={200: ImportOut, 201: ImportOut, 403: ErrorOut, 413: ErrorOut, 422: ErrorOut},
     summary="Import a catalog manifest (the request body is the manifest JSON)",
+    description="403 also when the token has no owner once a clinical profile exists; 422 lists every problem "
+    "of a refused manifest in `errors`.",
+    openapi_extra={"requestBody": MANIFEST_BODY},
+    # Importing replaces the whole catalog: a token that only reads or exports must not be able to.
+    auth=ScopedBearer("catalog:write"),
 )
 def import_revision(request: HttpRequest) -> Status[dict[str, object]]:
     limit = settings.CONDOR_MAX_MANIFEST_BYTES
@@ -113,15 +135,25 @@ def import_revision(request: HttpRequest) -> Status[dict[str, object]]:
 
 
 @router.get("/revisions", response=list[RevisionOut], summary="Recent revisions, newest first")
-def list_revisions(request: HttpRequest, system: str | None = None, limit: int = 50) -> list[CatalogRevision]:
+def list_revisions(
+    request: HttpRequest,
+    system: SystemName | None = None,
+    limit: int = Query(50, description=f"page size; below 1 is 1, above {REVISIONS_MAX_LIMIT} is clamped to it"),
+) -> list[CatalogRevision]:
     qs = CatalogRevision.objects.order_by("-created_at", "-pk")
     if system:
         qs = qs.filter(system=system)
-    return list(qs[: max(1, min(limit, 200))])
+    return list(qs[: max(1, min(limit, REVISIONS_MAX_LIMIT))])
 
 
-@router.get("/revisions/{system}/{number}", response=RevisionDetailOut, summary="One revision with its changes")
-def get_revision(request: HttpRequest, system: str, number: int) -> dict[str, object]:
+@router.get(
+    "/revisions/{system}/{number}",
+    response={200: RevisionDetailOut, 404: ErrorOut},
+    summary="One revision with its changes",
+)
+def get_revision(
+    request: HttpRequest, system: SystemName, number: int = Path(..., ge=1, le=2**31 - 1)
+) -> dict[str, object]:
     revision = get_object_or_404(CatalogRevision, system=system, number=number)
     changes = ToolChange.objects.filter(revision=revision).order_by("declared_id")
     return {

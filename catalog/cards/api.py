@@ -8,22 +8,58 @@ from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
 from django.utils.cache import get_conditional_response
-from ninja import Router
+from ninja import Path, Router
 from ninja.errors import HttpError
+from pydantic import BaseModel
 
 from catalog.cards.domain.locales import normalize_locale
 from catalog.cards.selectors.exports import bundle
+from catalog.core.api_errors import ErrorOut
 from catalog.core.auth import ScopedBearer
 
 router = Router(tags=["cards"], auth=ScopedBearer("cards"))
+
+# RFC 5646 asks every implementation to take language tags of up to 35 characters; the site uses far shorter ones.
+LOCALE_MAX_CHARS = 35
+
+
+# The bundle is served as stored bytes (catalog.cards.domain.bundles.bundle_document); these only describe it.
+class PluralOut(BaseModel):
+    forms: int
+    expr: str
+
+
+class BundleOut(BaseModel):
+    format: str
+    locale: str
+    fallbacks: list[str]
+    plural: PluralOut
+    strings: dict[str, str | list[str]]
+
+
+_ETAG = {
+    "ETag": {
+        "required": True,
+        "description": "send it as If-None-Match to get a 304 until a change lands",
+        "schema": {"type": "string"},
+    }
+}
+BUNDLE_HEADERS = {
+    "responses": {
+        200: {"headers": {**_ETAG, "Content-Language": {"required": True, "schema": {"type": "string"}}}},
+        304: {"headers": _ETAG},
+    }
+}
 
 
 @router.get(
     "/{locale}.json",
     summary="The card-string bundle of one locale (plural strings are lists in gettext form order)",
-    response={200: dict, 304: None, 404: dict},
+    response={200: BundleOut, 304: None, 404: ErrorOut},
+    description="404 for a locale that is not a language code, unknown to CLDR, or without card strings.",
+    openapi_extra=BUNDLE_HEADERS,
 )
-def card_bundle(request: HttpRequest, locale: str) -> HttpResponse:
+def card_bundle(request: HttpRequest, locale: str = Path(..., max_length=LOCALE_MAX_CHARS)) -> HttpResponse:
     try:
         code = normalize_locale(locale)
     except ValueError as exc:

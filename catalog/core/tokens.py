@@ -19,6 +19,7 @@ from catalog.core.permissions import may_manage_api_tokens
 from catalog.models import ApiToken
 
 DEFAULT_MAX_DAYS = 365
+DEFAULT_EXPIRY_DAYS = 90  # what the console's form proposes and what `create_api_token` uses when not told
 PREFIX_LENGTH = 10  # "cnd_" and six random characters: enough to recognise a token in a list or a log
 
 
@@ -47,10 +48,13 @@ class IssuedToken:
 def _scope_problem(wanted: set[str]) -> str | None:
     unknown = sorted(wanted - set(ApiToken.SCOPES))
     if unknown:
-        return _("unknown scope %(scopes)s; choose from %(known)s") % {
+        problem = _("unknown scope %(scopes)s; choose from %(known)s") % {
             "scopes": ", ".join(unknown),
             "known": ", ".join(ApiToken.SCOPES),
         }
+        if "catalog" in unknown:  # the scope before the split (migration 0013)
+            problem += " " + _("(catalog is now catalog:read to read and export, catalog:write to import)")
+        return problem
     if not wanted:
         return _("choose at least one scope: the API areas this service may call")
     return None
@@ -69,28 +73,24 @@ def _expiry_problem(expires_at: datetime | None, now: datetime) -> str | None:
 
 def api_token_create(*, name: str, scopes: Iterable[str], expires_at: datetime | None, created_by: Any) -> IssuedToken:
     """Issue a token named `name` for `scopes`, usable until `expires_at` (in the future, at most
-    CONDOR_TOKEN_MAX_DAYS days ahead, counted in calendar days of the console's time zone)."""
+    CONDOR_TOKEN_MAX_DAYS days ahead, counted in calendar days of the console's time zone). The admin who
+    issues it owns it: its catalog imports name them as the importer."""
     if not may_manage_api_tokens(created_by):
         raise TokenRefused({None: _("only a catalog admin may issue API tokens")}, forbidden=True)
+    owner = created_by if getattr(created_by, "pk", None) else None
+    return api_token_issue(
+        name=name, scopes=scopes, expires_at=expires_at, owner=owner, actor=Actor.for_user(created_by)
+    )
+
+
+def api_token_issue(
+    *, name: str, scopes: Iterable[str], expires_at: datetime | None, owner: Any, actor: Actor
+) -> IssuedToken:
+    """The one way a token comes to exist (the console and `manage.py create_api_token`): the same checks, the
+    same bounds on its expiry, the same audit event."""
     name = (name or "").strip()
     wanted = set(scopes)
-    now = timezone.now()
-    problems: dict[str | None, str] = {}
-    max_length = ApiToken._meta.get_field("name").max_length or 100
-    taken = _("a token named “%(name)s” already exists (revoked ones keep their name); pick another name") % {
-        "name": name
-    }
-    if not name:
-        problems["name"] = _("name the service that will use this token, e.g. runtime-prod")
-    elif len(name) > max_length:
-        problems["name"] = _("at most %(n)s characters") % {"n": max_length}
-    # Case-insensitive: "Runtime" next to "runtime" in the list is a mistake waiting to be revoked wrongly.
-    elif ApiToken.objects.filter(name__iexact=name).exists():
-        problems["name"] = taken
-    if scope_problem := _scope_problem(wanted):
-        problems["scopes"] = scope_problem
-    if expiry_problem := _expiry_problem(expires_at, now):
-        problems["expires_on"] = expiry_problem
+    problems = _issue_problems(name, wanted, expires_at)
     if problems:
         raise TokenRefused(problems)
     clean_scopes = [s for s in ApiToken.SCOPES if s in wanted]  # one stable order, whatever order they came in
@@ -103,11 +103,10 @@ def api_token_create(*, name: str, scopes: Iterable[str], expires_at: datetime |
                 token_hash=ApiToken.hash(raw),
                 scopes=clean_scopes,
                 expires_at=expires_at,
-                # The admin who issues it answers for it: its catalog imports name them as the importer.
-                owner=created_by if getattr(created_by, "pk", None) else None,
+                owner=owner,
             )
             audit_record(
-                actor=Actor.for_user(created_by),
+                actor=actor,
                 action="catalog.api_token.created",
                 object_type="catalog.api_token",
                 object_id=name,
@@ -120,8 +119,31 @@ def api_token_create(*, name: str, scopes: Iterable[str], expires_at: datetime |
                 },
             )
     except IntegrityError as exc:  # two admins picked the same name at the same moment
-        raise TokenRefused({"name": taken}) from exc
+        raise TokenRefused({"name": _name_taken(name)}) from exc
     return IssuedToken(token=token, raw=raw)
+
+
+def _name_taken(name: str) -> str:
+    return _("a token named “%(name)s” already exists (revoked ones keep their name); pick another name") % {
+        "name": name
+    }
+
+
+def _issue_problems(name: str, wanted: set[str], expires_at: datetime | None) -> dict[str | None, str]:
+    problems: dict[str | None, str] = {}
+    max_length = ApiToken._meta.get_field("name").max_length or 100
+    if not name:
+        problems["name"] = _("name the service that will use this token, e.g. runtime-prod")
+    elif len(name) > max_length:
+        problems["name"] = _("at most %(n)s characters") % {"n": max_length}
+    # Case-insensitive: "Runtime" next to "runtime" in the list is a mistake waiting to be revoked wrongly.
+    elif ApiToken.objects.filter(name__iexact=name).exists():
+        problems["name"] = _name_taken(name)
+    if scope_problem := _scope_problem(wanted):
+        problems["scopes"] = scope_problem
+    if expiry_problem := _expiry_problem(expires_at, timezone.now()):
+        problems["expires_on"] = expiry_problem
+    return problems
 
 
 def api_token_revoke(*, token_id: int, revoked_by: Any) -> ApiToken:

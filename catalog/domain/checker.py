@@ -3,9 +3,22 @@
 from __future__ import annotations
 
 import builtins
+import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
+
+
+@dataclass(frozen=True)
+class CharacterSet:
+    """The characters a kind of value may use: a full-match pattern and the same rule said for a person."""
+
+    pattern: str
+    rule: str
+
+    def allows(self, value: str) -> bool:
+        return re.fullmatch(self.pattern, value) is not None
 
 
 class Checker:
@@ -33,11 +46,15 @@ class Checker:
         self.problem(where, f"expected an object, got {type_name(value)}")
         return None
 
-    def list(self, value: Any, where: str) -> list[Any]:
-        if isinstance(value, list):
-            return value
-        self.problem(where, f"expected a list, got {type_name(value)}")
-        return []
+    def list(self, value: Any, where: str, *, max_items: int | None = None) -> list[Any]:
+        """The list at `where`; past `max_items`, a problem and only the first `max_items` (still checked)."""
+        if not isinstance(value, list):
+            self.problem(where, f"expected a list, got {type_name(value)}")
+            return []
+        if max_items is not None and len(value) > max_items:
+            self.problem(where, f"at most {max_items} items, got {len(value)}")
+            return value[:max_items]
+        return value
 
     def string(
         self,
@@ -48,6 +65,7 @@ class Checker:
         nullable: bool = False,
         default: str = "",
         max_length: int | None = None,
+        chars: CharacterSet | None = None,
     ) -> Any:
         if key not in obj:
             return None if nullable else default
@@ -59,12 +77,29 @@ class Checker:
                 join_key(where, key), f"expected a string{' or null' if nullable else ''}, got {type_name(value)}"
             )
             return None if nullable else default
-        if max_length is not None and len(value) > max_length:
-            self.problem(join_key(where, key), f"at most {max_length} characters, got {len(value)}")
+        self.text(value, join_key(where, key), max_length=max_length, chars=chars)
         return value
 
-    def nonempty(self, obj: dict[str, Any], key: str, where: str, *, max_length: int | None = None) -> str:
-        value = self.string(obj, key, where, max_length=max_length)
+    def text(self, value: str, where: str, *, max_length: int | None = None, chars: CharacterSet | None = None) -> bool:
+        """Record whether `value` is too long or (when not empty) has characters outside `chars`."""
+        if max_length is not None and len(value) > max_length:
+            self.problem(where, f"at most {max_length} characters, got {len(value)}")
+            return False
+        if chars is not None and value and not chars.allows(value):
+            self.problem(where, f"{shown(value)} {chars.rule}")
+            return False
+        return True
+
+    def nonempty(
+        self,
+        obj: dict[str, Any],
+        key: str,
+        where: str,
+        *,
+        max_length: int | None = None,
+        chars: CharacterSet | None = None,
+    ) -> str:
+        value = self.string(obj, key, where, max_length=max_length, chars=chars)
         if key in obj and isinstance(obj[key], str) and not value.strip():
             self.problem(join_key(where, key), "must not be empty")
         return value
@@ -98,12 +133,21 @@ class Checker:
         return value
 
     # `builtins.list`: in this class body `list` is the method above.
-    def strings(self, value: Any, where: str) -> builtins.list[str]:
-        items = self.list(value, where)
+    def strings(
+        self,
+        value: Any,
+        where: str,
+        *,
+        max_items: int | None = None,
+        max_length: int | None = None,
+        chars: CharacterSet | None = None,
+    ) -> builtins.list[str]:
+        items = self.list(value, where, max_items=max_items)
         out: list[str] = []
         for i, item in enumerate(items):
             if isinstance(item, str):
-                out.append(item)
+                if self.text(item, f"{where}[{i}]", max_length=max_length, chars=chars):
+                    out.append(item)
             else:
                 self.problem(f"{where}[{i}]", f"expected a string, got {type_name(item)}")
         return out
@@ -152,6 +196,11 @@ def text_problem(text: str) -> str | None:
     except UnicodeEncodeError:
         return "contains a lone UTF-16 surrogate, which is not Unicode text; send valid UTF-8"
     return None
+
+
+def shown(value: str, limit: int = 60) -> str:
+    """A value quoted for a problem message, cut so that a huge one does not become a huge message."""
+    return repr(value) if len(value) <= limit else repr(value[:limit]) + f"… ({len(value)} characters)"
 
 
 def join_key(where: str, key: str) -> str:

@@ -89,9 +89,9 @@ def order_candidates(
     return Ordered([by_key[k] for k in order], dropped)
 
 
-def shed_to_budget(candidates: Sequence[Candidate], line_bytes: Mapping[str, int], budget: int | None) -> tuple[
-    list[Candidate], list[Candidate]
-]:
+def shed_to_budget(
+    candidates: Sequence[Candidate], line_bytes: Mapping[str, int], budget: int | None
+) -> tuple[list[Candidate], list[Candidate]]:
     """The degradation ladder: while the manifest lines exceed the budget, shed RAG-only candidates from the
     tail (lowest rank first); policy additions go last, also from the tail. Returns (kept, shed in shed order)."""
     kept = list(candidates)

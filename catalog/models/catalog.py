@@ -371,7 +371,9 @@ def _hash_token(raw: str) -> str:
 class ApiToken(models.Model):
     """A service's bearer token; only its SHA-256 is stored (the token is shown once)."""
 
-    SCOPES = ("catalog", "approvals", "rag", "cards")
+    # catalog:read lists, exports and reads policy; catalog:write imports a manifest, which replaces the catalog
+    # (migration 0013 split the old `catalog` scope by what each token had used).
+    SCOPES = ("catalog:read", "catalog:write", "approvals", "rag", "cards")
 
     name = models.CharField(max_length=100, unique=True)
     prefix = models.CharField(max_length=12, help_text="first characters, to recognise a token")

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
+from django.conf import settings
 from django.http import HttpRequest
 from ninja import Field, Router, Status
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
+from catalog.core.api_errors import ErrorOut
 from catalog.core.api_input import ApiInput
 from catalog.core.auth import ScopedBearer
 from catalog.rag.domain.resolution import Snapshot, why_not
@@ -18,14 +20,21 @@ router = Router(tags=["rag"], auth=ScopedBearer("rag"))
 
 
 class ResolveIn(ApiInput):
+    # Strict: a JSON `true` is not a byte budget, nor `1` a yes (lax parsing took them as 1 and True).
+    model_config = ConfigDict(strict=True)
+
     prompt: str = Field(min_length=1, max_length=4000, description="the user's turn, as typed")
     profile: str = Field(min_length=1, max_length=100, description="the catalog profile of the run")
     attachments: bool = Field(False, description="the turn carries files (the attachments floor)")
     multiEntityIntake: bool = Field(False, description="a multi-entity clinical intake (the intake floor)")  # noqa: N815
-    topK: int | None = Field(None, ge=1, le=50, description="RAG hits to keep (default from settings)")  # noqa: N815
+    topK: int | None = Field(  # noqa: N815
+        None, ge=1, le=settings.CONDOR_RAG_MAX_TOP_K, description="RAG hits to keep (default from settings)"
+    )
     byteBudget: int | None = Field(None, ge=0, le=1_000_000, description="bytes of candidate manifest lines")  # noqa: N815
     system: str | None = Field(None, max_length=10, description="default: the profile's system")
-    whyNot: list[str] = Field(default_factory=list, max_length=20, description="tool ids to explain")  # noqa: N815
+    whyNot: list[Annotated[str, Field(max_length=200)]] = Field(  # noqa: N815
+        default_factory=list, max_length=20, description="tool ids to explain"
+    )
 
 
 # Answers are built as dicts: plain pydantic models, not ninja's Schema (whose attribute resolver for ORM objects
@@ -70,10 +79,6 @@ class ResolveOut(BaseModel):
     whyNot: dict[str, str]  # noqa: N815
 
 
-class ErrorOut(BaseModel):
-    detail: str
-
-
 def snapshot_out(snapshot: Snapshot, explain: list[str]) -> dict[str, Any]:
     return {
         "candidateSetId": snapshot.candidate_set_id,
@@ -105,7 +110,11 @@ def snapshot_out(snapshot: Snapshot, explain: list[str]) -> dict[str, Any]:
 
 
 # The function keeps the path's name: it is the OpenAPI operation id (catalog_rag_api_resolve) clients may use.
-@router.post("/resolve", response={200: ResolveOut, 422: ErrorOut, 503: ErrorOut})
+@router.post(
+    "/resolve",
+    response={200: ResolveOut, 422: ErrorOut, 503: ErrorOut},
+    description="422 also for a profile or system without an imported catalog; 503 when the embedder is away.",
+)
 def resolve(request: HttpRequest, payload: ResolveIn) -> Any:
     try:
         snapshot = snapshot_resolve(

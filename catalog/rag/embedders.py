@@ -7,7 +7,14 @@
 - `http`: an OpenAI-compatible `/v1/embeddings` server (TEI, vLLM, Ollama) for deployments that run one.
 
 Settings: CONDOR_EMBEDDER, CONDOR_EMBEDDER_MODEL, CONDOR_EMBEDDER_URL, CONDOR_EMBEDDER_API_KEY,
-CONDOR_EMBEDDER_TIMEOUT_SECONDS, CONDOR_EMBED_BATCH.
+CONDOR_EMBEDDER_TIMEOUT_SECONDS, CONDOR_EMBED_BATCH, CONDOR_EMBED_MAX_CHARS.
+
+Whatever the embedder, each text is cut to CONDOR_EMBED_MAX_CHARS first (`BoundedEmbedder`): the manifest's
+bounds are the first guard, this is the second (an embedding text joins a description with every keyword, and a
+prompt or a vector from elsewhere may not have passed a manifest). USE averages every token it is given, with no
+window of its own, so its memory and time grow with the text: about 24 MB and 0.2 s at 8,000 characters, 96 MB
+and 1.4 s at 32,000 (measured here), 23 GB at 10 MB. sentence-transformers models read only their own window
+(`max_seq_length` tokens) and an embeddings server its own; the cut keeps what is sent to them bounded too.
 """
 
 from __future__ import annotations
@@ -23,6 +30,8 @@ from typing import Protocol
 
 import numpy as np
 from django.conf import settings
+
+from catalog.rag.domain.text import cut_text
 
 
 class EmbedderError(Exception):
@@ -138,6 +147,18 @@ class HttpEmbedder:
         return normalise(matrix)
 
 
+class BoundedEmbedder:
+    """An embedder whose every input is cut to at most `max_chars` characters (at a word boundary when one is
+    near), so no single text can grow a web process or a worker without bound."""
+
+    def __init__(self, inner: Embedder, max_chars: int) -> None:
+        self.inner, self.max_chars = inner, max_chars
+        self.model_id = inner.model_id
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self.inner.embed([cut_text(text, self.max_chars) for text in texts])
+
+
 def build_embedder(kind: str, *, model: str = "", url: str = "", api_key: str = "", timeout: float = 30.0) -> Embedder:
     if kind == "use":
         return UseEmbedder()
@@ -154,14 +175,16 @@ def _cached(kind: str, model: str, url: str, api_key: str, timeout: float) -> Em
 
 
 def get_embedder() -> Embedder:
-    """The configured embedder, built once per process (loading weights is the slow part)."""
-    return _cached(
+    """The configured embedder, built once per process (loading weights is the slow part), with its inputs
+    bounded by CONDOR_EMBED_MAX_CHARS."""
+    inner = _cached(
         settings.CONDOR_EMBEDDER,
         settings.CONDOR_EMBEDDER_MODEL,
         settings.CONDOR_EMBEDDER_URL,
         settings.CONDOR_EMBEDDER_API_KEY,
         settings.CONDOR_EMBEDDER_TIMEOUT_SECONDS,
     )
+    return BoundedEmbedder(inner, settings.CONDOR_EMBED_MAX_CHARS)
 
 
 def configured_model_id() -> str:

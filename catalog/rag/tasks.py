@@ -13,9 +13,9 @@ import logging
 
 from celery import shared_task
 
-from catalog.rag.embedders import EmbedderError
+from catalog.rag.embedders import EmbedderError, configured_model_id
 from catalog.rag.selectors.vectors import tools_needing_vectors
-from catalog.rag.services.siblings import sibling_findings_refresh
+from catalog.rag.services.siblings import sibling_findings_after_batch
 from catalog.rag.services.vectors import EMBED_TOOLS_TASK, batches, embeddings_refresh
 
 log = logging.getLogger(__name__)
@@ -33,8 +33,7 @@ log = logging.getLogger(__name__)
 )
 def embed_tools(tool_ids: list[int]) -> int:
     result = embeddings_refresh(tool_ids)
-    for system in sorted(result.systems):
-        sibling_findings_refresh(system)
+    sibling_findings_after_batch(result.systems, model_id=configured_model_id())
     return len(result.embedded)
 
 

@@ -49,9 +49,7 @@ def policy_etag(profile: str, *, system: str | None = None, declared_id: str | N
     return '"' + hashlib.sha256(key.encode("utf-8")).hexdigest()[:32] + '"'
 
 
-def effective_policies(
-    *, profile: str, system: str | None = None, declared_id: str | None = None
-) -> list[ToolPolicy]:
+def effective_policies(*, profile: str, system: str | None = None, declared_id: str | None = None) -> list[ToolPolicy]:
     """Every live tool's policy under `profile` (of one system, or one tool): three queries whatever the size."""
     found = CatalogProfile.objects.filter(slug=profile).first()
     if found is None:

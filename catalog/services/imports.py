@@ -31,6 +31,7 @@ from catalog.rag.selectors.vectors import tools_needing_vectors
 from catalog.rag.services.vectors import embeddings_enqueue
 from catalog.services.config_sections import config_changes_since, config_replace, ownership_sync, teams_sync
 from catalog.services.findings import findings_store, lint_view_from_manifest
+from catalog.services.import_progress import ImportProgress
 
 
 @dataclass
@@ -111,8 +112,10 @@ def _import_locked(*, raw: bytes, via: str, imported_by: User | None, actor: Act
     unchanged = _unchanged_current(raw)
     if unchanged is not None:
         return unchanged
+    progress = ImportProgress()
     manifest = _parse(raw)
-    system = manifest.system
+    system = progress.system = manifest.system
+    progress.step(f"read and checked {len(manifest.tools)} tool(s)")
     state, latest = _lock_system(system)
     if latest is not None and latest.manifest_sha256 == manifest.sha256:
         return ImportResult(system=system, revision=latest, unchanged=True)
@@ -121,6 +124,10 @@ def _import_locked(*, raw: bytes, via: str, imported_by: User | None, actor: Act
     plan = _plan_tools(manifest, existing)
     if plan.empty and not config_changes:
         return ImportResult(system=system, revision=latest, unchanged=True)
+    progress.step(
+        f"compared: {len(plan.added) + len(plan.revived)} to add, {len(plan.updated)} changed, "
+        f"{len(plan.retiring)} to retire"
+    )
 
     # Teams and ownership rules first: tools point at them.
     teams = teams_sync(manifest)
@@ -137,6 +144,7 @@ def _import_locked(*, raw: bytes, via: str, imported_by: User | None, actor: Act
     if {"profiles", "forcedFloors", "agents"} & set(config_changes):
         config_replace(manifest)
     _count_and_review(revision, result, changes, created + touched)
+    progress.step(f"wrote revision {revision.number} and its {len(changes)} change(s)")
 
     tool_pks = {t.declared_id: t.pk for t in created}
     tool_pks.update({t.declared_id: t.pk for t in existing.values()})
@@ -144,6 +152,7 @@ def _import_locked(*, raw: bytes, via: str, imported_by: User | None, actor: Act
     state.current_revision = revision
     state.save(update_fields=["current_revision"])
     _audit_import(actor, latest, revision, result)
+    progress.step("stored the findings")
     # New or changed embedded texts (and anything still missing a vector) go to the worker after commit.
     embeddings_enqueue(tools_needing_vectors(system=system))
     return result

@@ -195,7 +195,7 @@ def test_malformed_requests_name_the_field(runtime: Runtime) -> None:
 
 def test_the_token_needs_the_approvals_scope(runtime: Runtime, make_token: Any) -> None:
     client = Client()
-    catalog_only = make_token("ci-export", scopes=("catalog",))
+    catalog_only = make_token("ci-export", scopes=("catalog:read",))
     response = client.post(
         "/api/v1/approvals/evaluate",
         data=evaluate_body(),

@@ -85,9 +85,7 @@ def test_a_request_is_read_as_the_orm_reads_it(runtime: Runtime, approver: Any) 
     assert request_state(uuid.uuid4()) is None
 
 
-def test_a_plain_poll_reads_the_request_once(
-    runtime: Runtime, approver: Any, django_assert_num_queries: Any
-) -> None:
+def test_a_plain_poll_reads_the_request_once(runtime: Runtime, approver: Any, django_assert_num_queries: Any) -> None:
     req = runtime.suspend()
     approve(req, approver)
     runtime.get(req["id"])  # the token's last use is written at most once a minute: not in the count below

@@ -95,9 +95,7 @@ def test_the_poll_answers_204_while_nothing_changed_and_the_list_when_something_
     assert body.count("data-request-row") == 2
 
 
-def test_approve_from_the_list_swaps_the_row(
-    runtime: Runtime, approver: Any, django_assert_num_queries: Any
-) -> None:
+def test_approve_from_the_list_swaps_the_row(runtime: Runtime, approver: Any, django_assert_num_queries: Any) -> None:
     req = runtime.suspend()
     client = signed_in(approver)
     client.get("/approvals/history/")  # the first request after sign-in also saves the session

@@ -32,6 +32,8 @@ def _seeded_floors() -> None:
     if not TierFloor.objects.exists():
         SEED.seed_floors(django_apps, None)
     tier_floors_forget()
+
+
 PATIENT = "3f2a61d0-5b7c-4e8a-9d1e-0c4b2a7f9c1d"
 OLD_NOTE = (
     "USE WHEN the clinician dictates a new clinical note for the current visit\n"
@@ -112,7 +114,7 @@ def _approve(revision: CatalogRevision, who: Any) -> Any:
 def test_nothing_weaker_reaches_a_clinical_profile_before_two_officers_sign_off(
     manifests: Any, people: dict[str, Any], make_token: Any
 ) -> None:
-    runtime = Runtime(Client(), make_token("runtime", scopes=("approvals", "rag", "catalog")))
+    runtime = Runtime(Client(), make_token("runtime", scopes=("approvals", "rag", "catalog:read")))
     with tasks_in_process():
         first = catalog_import(raw=_catalog(manifests, lowered=False), via="test", imported_by=people["importer"])
         assert runtime.evaluate("signDocument")["reason"] == "awaiting-signoff"  # never signed off: absent

@@ -3,13 +3,15 @@ an ETag over their bytes) and the gettext catalogs (cards.pot, one cards.po per 
 
 Reads: each returns bytes built from the rows and changes nothing a person governs. Writing the files is the
 caller's (manage.py cards_export, the export download); the only thing kept is the bundle cache, a memo keyed by
-the card-strings version that every write bumps, so it never needs invalidating.
+the card-strings version that every write bumps, so it never needs invalidating. The cache is only a memo: while
+it is down (Redis away) bundles are built from the rows, with the same bytes and ETag, and a warning is logged.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -26,6 +28,8 @@ from catalog.cards.domain.locales import SOURCE_LOCALE
 from catalog.cards.domain.pofiles import SourceEntry, TranslationEntry, write_locale, write_template
 from catalog.cards.selectors.locales import chains, locales
 from catalog.models import CardLocale, CardsState, CardString, CardTranslation
+
+logger = logging.getLogger("condor.cards")
 
 
 @dataclass(frozen=True)
@@ -58,9 +62,29 @@ def bundle(locale: str) -> Bundle | None:
 # last, which saves the shared cache's round trip and unpickling the bundle on every request.
 @lru_cache(maxsize=16)
 def _bundle_of_version(cache_key: str, locale: str) -> tuple[bytes, str] | None:
-    hit = cache.get(cache_key)
+    try:
+        hit = cache.get(cache_key)
+    except Exception as exc:  # any: cache backends share no error base class (redis.ConnectionError, …)
+        logger.warning("card bundle cache unavailable, building %s from the database: %s", locale, exc)
+        return _bundle_built(locale)
     if hit is not None:
         return (hit[0], hit[1])
+    built = _bundle_built(locale)
+    if built is not None:
+        try:
+            cache.set(cache_key, built, timeout=None)
+        except Exception as exc:
+            logger.warning("card bundle cache unavailable, %s not kept there: %s", locale, exc)
+    return built
+
+
+def bundles_forget() -> None:
+    """Drop the bundles this process keeps (tests that stand for a fresh process)."""
+    _bundle_of_version.cache_clear()
+
+
+def _bundle_built(locale: str) -> tuple[bytes, str] | None:
+    """The bundle's bytes and ETag, from the rows; None for a locale that is not a card locale."""
     locs = locales()
     if locale not in {loc.code for loc in locs}:
         return None
@@ -86,7 +110,6 @@ def _bundle_of_version(cache_key: str, locale: str) -> tuple[bytes, str] | None:
     document = bundle_document(locale, chain, plurals, chosen)
     body = json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     etag = quote_etag(hashlib.sha256(body).hexdigest()[:32])
-    cache.set(cache_key, (body, etag), timeout=None)
     return (body, etag)
 
 

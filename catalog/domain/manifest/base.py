@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from catalog.domain.checker import Checker
+from catalog.domain.checker import CharacterSet, Checker
 from catalog.domain.descriptor import Descriptor
 
 MAX_BASELINE_COUNT = 2**31 - 1
@@ -17,6 +17,39 @@ ID_MAX = 200  # tool ids, and so their canonical keys and LLM names
 NAME_MAX = 200  # team names, on-call handles and channels; the source repository
 SLUG_MAX = 100  # team, profile, floor and agent ids; modules, categories, policy domains; the source commit
 PATH_MAX = 300  # metadataRef, source
+
+# Bounds on what a manifest may hold (TOOLS.md, "Bounds"). Each is far above what the seeds' catalogs use (the
+# largest in brackets: the demo catalogs and the 118 real MCP tools in ../shared/benchmarks) and low enough that
+# no single value can make a process balloon: a 10 MB ragDescription once imported and killed the web process
+# that embedded it.
+DESCRIPTION_MAX = 8_000  # ragDescription, a TUCAN tool's description [2,781]
+FRAGMENT_MAX = 2_000  # instructionFragment, stylingFragment, outputInstructions [136]
+ESCALATION_MAX = 1_000  # a team's escalation text
+KEYWORD_MAX = 100  # one ragKeyword [35]
+KEYWORDS_MAX = 40  # ragKeywords per language (TUCAN: in all) [8]
+KEYWORD_LANGUAGES_MAX = 16  # languages under ragKeywords [2]
+LANGUAGE_CODE_MAX = 16  # a BCP 47 tag such as de or de-AT
+ALIASES_MAX = 20  # aliases per tool [1]
+SCHEMA_DEPTH_MAX = 16  # nesting of an inputSchema [8]
+SCHEMA_BYTES_MAX = 65_536  # an inputSchema as compact JSON [1,633]
+TOOLS_MAX = 100_000  # tools per manifest (the console is measured up to 50,000)
+TEAMS_MAX = 1_000
+OWNERSHIP_MAX = 10_000  # ownership rules
+PROFILES_MAX = 100
+FLOORS_MAX = 100  # forced floors
+AGENTS_MAX = 500  # TUCAN agents [8]
+LIST_IN_SECTION_MAX = 10_000  # a profile's include, a floor's tools, an agent's categories, availability
+
+# The characters of a tool id or alias: what the seeds' spellings use (camelCase, snake_case, kebab-case,
+# dotted) and MCP's tool-name alphabet, never starting with punctuation. It keeps markup, newlines, path
+# segments and spreadsheet formulas (`=`, `+`, `-`, `@` first) out of every page, log line and export.
+TOOL_ID_CHARS = CharacterSet(
+    r"[A-Za-z0-9_][A-Za-z0-9_.\-]*", "may contain only letters A-Z, digits and _ . - (and not start with . or -)"
+)
+# Team, profile, floor and agent ids, modules, categories and policy domains.
+SLUG_CHARS = CharacterSet(
+    r"[A-Za-z0-9][A-Za-z0-9_.\-]*", "may contain only letters A-Z, digits and _ . - (and start with a letter or digit)"
+)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,20 @@ from typing import Any
 from catalog.domain.checker import Checker
 from catalog.domain.colours import colour_literals
 from catalog.domain.descriptor import Descriptor
-from catalog.domain.manifest.base import PATH_MAX, SLUG_MAX, Dialect, Manifest
+from catalog.domain.manifest.base import (
+    DESCRIPTION_MAX,
+    FRAGMENT_MAX,
+    KEYWORD_LANGUAGES_MAX,
+    KEYWORD_MAX,
+    KEYWORDS_MAX,
+    LANGUAGE_CODE_MAX,
+    PATH_MAX,
+    SLUG_CHARS,
+    SLUG_MAX,
+    TOOLS_MAX,
+    Dialect,
+    Manifest,
+)
 from catalog.domain.manifest.sections import (
     parse_baseline,
     parse_forced_floors,
@@ -17,7 +30,7 @@ from catalog.domain.manifest.sections import (
     parse_source,
     parse_teams,
 )
-from catalog.domain.manifest.tools import check_tool_ids, label_tool_problems, parse_tool_id
+from catalog.domain.manifest.tools import check_tool_ids, label_tool_problems, parse_aliases, parse_tool_id
 from catalog.domain.vocabulary import Availability, HitlTier, Idempotency, Plane, PolicyClass, RetryClass, System
 
 CONDOR_FORMAT = "condor-catalog/v1"
@@ -48,7 +61,7 @@ def parse_condor(data: dict[str, Any], manifest: Manifest, c: Checker, known_tea
     parse_baseline(data, manifest, c)
     parse_teams(data, manifest, c)
     parse_ownership(data, manifest, c, known_team_ids)
-    for i, raw in enumerate(c.list(data.get("tools", []), "tools")):
+    for i, raw in enumerate(c.list(data.get("tools", []), "tools", max_items=TOOLS_MAX)):
         descriptor = _parse_tool(raw, f"tools[{i}]", c)
         if descriptor is not None:
             manifest.tools.append(descriptor)
@@ -69,28 +82,28 @@ def _parse_tool(raw: Any, where: str, c: Checker) -> Descriptor | None:
     policy_class = c.enum(obj, "policyClass", where, PolicyClass, nullable=True)
     hitl_tier = c.enum(obj, "hitlTier", where, HitlTier, nullable=True)
     mutating = c.boolean(obj, "mutating", where)
-    styling = c.string(obj, "stylingFragment", where, nullable=True)
+    styling = c.string(obj, "stylingFragment", where, nullable=True, max_length=FRAGMENT_MAX)
     descriptor = Descriptor(
         declared_id=tool_id,
         plane=c.enum(obj, "plane", where, Plane),
-        module=c.nonempty(obj, "module", where, max_length=SLUG_MAX),
+        module=c.nonempty(obj, "module", where, max_length=SLUG_MAX, chars=SLUG_CHARS),
         availability=c.enum(obj, "availability", where, Availability),
         mutating=mutating,
         retry_class=c.enum(obj, "retryClass", where, RetryClass, default=RetryClass.NONE.value),
         idempotency=c.enum(obj, "idempotency", where, Idempotency, default=Idempotency.NONE.value),
         policy_class=policy_class,
-        policy_domain=c.string(obj, "policyDomain", where, nullable=True, max_length=SLUG_MAX),
+        policy_domain=c.string(obj, "policyDomain", where, nullable=True, max_length=SLUG_MAX, chars=SLUG_CHARS),
         hitl_tier=hitl_tier,
-        rag_description=c.string(obj, "ragDescription", where),
+        rag_description=c.string(obj, "ragDescription", where, max_length=DESCRIPTION_MAX),
         rag_keywords=_parse_keyword_map(obj, where, c),
-        instruction_fragment=c.string(obj, "instructionFragment", where, nullable=True),
+        instruction_fragment=c.string(obj, "instructionFragment", where, nullable=True, max_length=FRAGMENT_MAX),
         styling_fragment=styling,
-        output_instructions=c.string(obj, "outputInstructions", where, nullable=True),
+        output_instructions=c.string(obj, "outputInstructions", where, nullable=True, max_length=FRAGMENT_MAX),
         output_contains_ids=c.boolean(obj, "outputContainsIds", where),
         always_include=c.boolean(obj, "alwaysInclude", where),
         metadata_ref=c.string(obj, "metadataRef", where, nullable=True, max_length=PATH_MAX),
         source_path=c.string(obj, "source", where, nullable=True, max_length=PATH_MAX),
-        aliases=c.strings(obj.get("aliases", []), f"{where}.aliases"),
+        aliases=parse_aliases(obj, where, c),
     )
     # The seed's compile-time rule: a mutate row without a tier does not type-check.
     if policy_class == PolicyClass.MUTATE and not hitl_tier:
@@ -116,9 +129,18 @@ def _parse_keyword_map(obj: dict[str, Any], where: str, c: Checker) -> dict[str,
     value = c.obj(obj["ragKeywords"], f"{where}.ragKeywords")
     if value is None:
         return {}
+    if len(value) > KEYWORD_LANGUAGES_MAX:
+        c.problem(f"{where}.ragKeywords", f"at most {KEYWORD_LANGUAGES_MAX} languages, got {len(value)}")
+        return {}
     out: dict[str, list[str]] = {}
     for lang, words in value.items():
-        out[lang] = c.strings(words, f"{where}.ragKeywords.{lang}")
+        here = f"{where}.ragKeywords.{lang}"
+        if len(lang) > LANGUAGE_CODE_MAX:
+            c.problem(
+                f"{where}.ragKeywords", f"a language code is at most {LANGUAGE_CODE_MAX} characters, got {len(lang)}"
+            )
+            continue
+        out[lang] = c.strings(words, here, max_items=KEYWORDS_MAX, max_length=KEYWORD_MAX)
     return out
 
 

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from catalog.domain.checker import Checker, type_name, unstorable_texts
+from catalog.domain.jsonread import RepeatedKeys, loads_once_per_key
 from catalog.domain.manifest.base import Manifest, ManifestError
 from catalog.domain.manifest.dialects import DIALECTS
 
@@ -23,7 +24,10 @@ def manifest_sha256(raw: bytes) -> str:
 def load_manifest(raw: bytes, *, known_team_ids: Iterable[str] = ()) -> Manifest:
     """Decode and validate a manifest; raise ManifestError with every problem found."""
     try:
-        data = json.loads(raw.decode("utf-8"))
+        # A repeated key is decoded as "the last one wins": a reviewer reading the first would see another tool.
+        data = loads_once_per_key(raw.decode("utf-8"))
+    except RepeatedKeys as exc:
+        raise ManifestError(exc.problems) from exc
     except UnicodeDecodeError as exc:
         raise ManifestError([f"$: not UTF-8 ({exc.reason} at byte {exc.start})"]) from exc
     except json.JSONDecodeError as exc:

@@ -9,9 +9,18 @@ from typing import Any
 from catalog.domain.checker import Checker
 from catalog.domain.descriptor import Descriptor
 from catalog.domain.manifest.base import (
+    AGENTS_MAX,
+    ESCALATION_MAX,
+    FLOORS_MAX,
+    ID_MAX,
+    LIST_IN_SECTION_MAX,
     MAX_BASELINE_COUNT,
     NAME_MAX,
+    OWNERSHIP_MAX,
+    PROFILES_MAX,
+    SLUG_CHARS,
     SLUG_MAX,
+    TEAMS_MAX,
     Agent,
     ForcedFloor,
     Manifest,
@@ -50,7 +59,7 @@ def parse_baseline(data: dict[str, Any], manifest: Manifest, c: Checker) -> None
 
 def parse_teams(data: dict[str, Any], manifest: Manifest, c: Checker) -> None:
     """`teams`: who owns tools, with their on-call contact and escalation; ids unique."""
-    items = c.list(data.get("teams", []), "teams")
+    items = c.list(data.get("teams", []), "teams", max_items=TEAMS_MAX)
     fields = ("id", "name", "oncall", "channel", "escalation")
     for i, raw in enumerate(items):
         where = f"teams[{i}]"
@@ -58,14 +67,14 @@ def parse_teams(data: dict[str, Any], manifest: Manifest, c: Checker) -> None:
         if obj is None:
             continue
         c.keys(obj, where, fields, ())
-        team_id = c.nonempty(obj, "id", where, max_length=SLUG_MAX)
+        team_id = c.nonempty(obj, "id", where, max_length=SLUG_MAX, chars=SLUG_CHARS)
         manifest.teams.append(
             Team(
                 id=team_id,
                 name=c.nonempty(obj, "name", where, max_length=NAME_MAX),
                 oncall=c.string(obj, "oncall", where, max_length=NAME_MAX),
                 channel=c.string(obj, "channel", where, max_length=NAME_MAX),
-                escalation=c.string(obj, "escalation", where),
+                escalation=c.string(obj, "escalation", where, max_length=ESCALATION_MAX),
             )
         )
     c.unique(((f"teams[{i}].id", t.id) for i, t in enumerate(manifest.teams) if t.id), "team id")
@@ -74,7 +83,7 @@ def parse_teams(data: dict[str, Any], manifest: Manifest, c: Checker) -> None:
 def parse_ownership(data: dict[str, Any], manifest: Manifest, c: Checker, known_team_ids: set[str]) -> None:
     """`ownership`: (plane, module) → team rules, each naming a team stored or declared in this manifest.
     Call after `parse_teams`."""
-    items = c.list(data.get("ownership", []), "ownership")
+    items = c.list(data.get("ownership", []), "ownership", max_items=OWNERSHIP_MAX)
     team_ids = known_team_ids | {t.id for t in manifest.teams}
     for i, raw in enumerate(items):
         where = f"ownership[{i}]"
@@ -84,7 +93,7 @@ def parse_ownership(data: dict[str, Any], manifest: Manifest, c: Checker, known_
         c.keys(obj, where, ("plane", "module", "team"), ())
         plane = c.enum(obj, "plane", where, Plane)
         module = c.nonempty(obj, "module", where, max_length=SLUG_MAX)
-        team = c.nonempty(obj, "team", where)
+        team = c.nonempty(obj, "team", where, max_length=SLUG_MAX)
         if team and team not in team_ids:
             c.problem(f"{where}.team", f"unknown team {team!r}; declare it under teams")
         manifest.ownership.append(OwnershipRule(plane=plane, module=module, team=team))
@@ -97,22 +106,24 @@ def parse_ownership(data: dict[str, Any], manifest: Manifest, c: Checker, known_
 def parse_profiles(data: dict[str, Any], manifest: Manifest, c: Checker, tools_by_id: dict[str, Descriptor]) -> None:
     """`profiles`: which availabilities each profile activates and which tools it includes; a clinical profile
     activates production tools only. Call after the tools are parsed (`tools_by_id`: the manifest's tools)."""
-    for i, raw in enumerate(c.list(data.get("profiles", []), "profiles")):
+    for i, raw in enumerate(c.list(data.get("profiles", []), "profiles", max_items=PROFILES_MAX)):
         where = f"profiles[{i}]"
         obj = c.obj(raw, where)
         if obj is None:
             continue
         c.keys(obj, where, ("id", "clinical", "availability"), ("include",))
-        profile_id = c.nonempty(obj, "id", where, max_length=SLUG_MAX)
+        profile_id = c.nonempty(obj, "id", where, max_length=SLUG_MAX, chars=SLUG_CHARS)
         clinical = c.boolean(obj, "clinical", where)
-        availability = c.strings(obj.get("availability", []), f"{where}.availability")
+        availability = c.strings(obj.get("availability", []), f"{where}.availability", max_items=LIST_IN_SECTION_MAX)
         allowed = [a.value for a in Availability]
         for j, value in enumerate(availability):
             if value not in allowed:
                 c.problem(
                     f"{where}.availability[{j}]", f"unknown value {value!r}; expected one of {', '.join(allowed)}"
                 )
-        include = c.strings(obj.get("include", []), f"{where}.include")
+        include = c.strings(
+            obj.get("include", []), f"{where}.include", max_items=LIST_IN_SECTION_MAX, max_length=ID_MAX
+        )
         check_tool_refs(include, f"{where}.include", set(tools_by_id), c, "included tool")
         if clinical:
             _check_clinical_profile(profile_id, where, availability, include, tools_by_id, c)
@@ -147,17 +158,17 @@ def _check_clinical_profile(
 def parse_forced_floors(data: dict[str, Any], manifest: Manifest, c: Checker, tool_ids: set[str]) -> None:
     """`forcedFloors`: tools forced into the candidate set on a trigger; each must be a tool of this manifest.
     Call after the tools are parsed."""
-    for i, raw in enumerate(c.list(data.get("forcedFloors", []), "forcedFloors")):
+    for i, raw in enumerate(c.list(data.get("forcedFloors", []), "forcedFloors", max_items=FLOORS_MAX)):
         where = f"forcedFloors[{i}]"
         obj = c.obj(raw, where)
         if obj is None:
             continue
         c.keys(obj, where, ("id", "trigger", "tools"), ())
-        tools = c.strings(obj.get("tools", []), f"{where}.tools")
+        tools = c.strings(obj.get("tools", []), f"{where}.tools", max_items=LIST_IN_SECTION_MAX, max_length=ID_MAX)
         check_tool_refs(tools, f"{where}.tools", tool_ids, c, "floor tool")
         manifest.forced_floors.append(
             ForcedFloor(
-                id=c.nonempty(obj, "id", where, max_length=SLUG_MAX),
+                id=c.nonempty(obj, "id", where, max_length=SLUG_MAX, chars=SLUG_CHARS),
                 trigger=c.enum(obj, "trigger", where, FloorTrigger),
                 tools=tools,
             )
@@ -167,7 +178,7 @@ def parse_forced_floors(data: dict[str, Any], manifest: Manifest, c: Checker, to
 
 def parse_agents(data: dict[str, Any], manifest: Manifest, c: Checker) -> None:
     """`agents`: each agent with the tool categories bound to it; ids unique."""
-    for i, raw in enumerate(c.list(data.get("agents", []), "agents")):
+    for i, raw in enumerate(c.list(data.get("agents", []), "agents", max_items=AGENTS_MAX)):
         where = f"agents[{i}]"
         obj = c.obj(raw, where)
         if obj is None:
@@ -175,8 +186,10 @@ def parse_agents(data: dict[str, Any], manifest: Manifest, c: Checker) -> None:
         c.keys(obj, where, ("id", "categories"), ())
         manifest.agents.append(
             Agent(
-                id=c.nonempty(obj, "id", where, max_length=SLUG_MAX),
-                categories=c.strings(obj.get("categories", []), f"{where}.categories"),
+                id=c.nonempty(obj, "id", where, max_length=SLUG_MAX, chars=SLUG_CHARS),
+                categories=c.strings(
+                    obj.get("categories", []), f"{where}.categories", max_items=LIST_IN_SECTION_MAX, max_length=SLUG_MAX
+                ),
             )
         )
     c.unique(((f"agents[{i}].id", a.id) for i, a in enumerate(manifest.agents) if a.id), "agent id")

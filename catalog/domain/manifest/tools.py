@@ -3,16 +3,25 @@ uniqueness of ids (and, where the dialect refuses them, of canonical keys)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from catalog.domain.checker import Checker
 from catalog.domain.keys import canonical_key
-from catalog.domain.manifest.base import ID_MAX, Manifest
+from catalog.domain.manifest.base import (
+    ALIASES_MAX,
+    ID_MAX,
+    SCHEMA_BYTES_MAX,
+    SCHEMA_DEPTH_MAX,
+    TOOL_ID_CHARS,
+    Manifest,
+)
 
 
 def parse_tool_id(obj: dict[str, Any], where: str, c: Checker) -> str:
-    """The tool's `id`: non-empty, and short enough for its column in declared and in canonical form."""
-    tool_id = c.nonempty(obj, "id", where, max_length=ID_MAX)
+    """The tool's `id`: non-empty, in the tool-id alphabet, and short enough for its column in declared and in
+    canonical form."""
+    tool_id = c.nonempty(obj, "id", where, max_length=ID_MAX, chars=TOOL_ID_CHARS)
     # The canonical key is stored too, and is longer than the id when camelCase humps become dots.
     if tool_id and len(tool_id) <= ID_MAX < len(canonical_key(tool_id)):
         c.problem(f"{where}.id", f"at most {ID_MAX} characters in canonical form, got {len(canonical_key(tool_id))}")
@@ -60,3 +69,45 @@ def check_tool_ids(manifest: Manifest, c: Checker, *, fold_collisions: bool) -> 
             )
         else:
             seen[key] = where
+
+
+def parse_aliases(obj: dict[str, Any], where: str, c: Checker) -> list[str]:
+    """`aliases`: other spellings of the tool, in the tool-id alphabet, each as long as an id may be."""
+    return c.strings(
+        obj.get("aliases", []), f"{where}.aliases", max_items=ALIASES_MAX, max_length=ID_MAX, chars=TOOL_ID_CHARS
+    )
+
+
+def parse_input_schema(obj: dict[str, Any], where: str, c: Checker) -> dict[str, Any] | None:
+    """`inputSchema`: a JSON object of bounded nesting and size (it is stored, diffed and shown on pages)."""
+    if "inputSchema" not in obj:
+        return None
+    schema = c.obj(obj["inputSchema"], f"{where}.inputSchema")
+    if schema is None:
+        return None
+    depth = nesting_depth(schema)
+    if depth > SCHEMA_DEPTH_MAX:
+        c.problem(f"{where}.inputSchema", f"nested at most {SCHEMA_DEPTH_MAX} levels deep, got {depth}")
+        return None
+    size = len(json.dumps(schema, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+    if size > SCHEMA_BYTES_MAX:
+        c.problem(f"{where}.inputSchema", f"at most {SCHEMA_BYTES_MAX} bytes as compact JSON, got {size}")
+        return None
+    return schema
+
+
+def nesting_depth(value: Any) -> int:
+    """How many objects and lists deep `value` goes (a scalar is 0). Iterative: no recursion limit to hit."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            stack.extend((child, depth + 1) for child in item.values())
+        elif isinstance(item, list):
+            stack.extend((child, depth + 1) for child in item)
+        else:
+            deepest = max(deepest, depth)
+            continue
+        deepest = max(deepest, depth + 1)
+    return deepest

@@ -10,9 +10,19 @@ from typing import Any
 
 from catalog.domain.checker import Checker
 from catalog.domain.descriptor import Descriptor
-from catalog.domain.manifest.base import SLUG_MAX, Dialect, Manifest
+from catalog.domain.manifest.base import (
+    DESCRIPTION_MAX,
+    FRAGMENT_MAX,
+    KEYWORD_MAX,
+    KEYWORDS_MAX,
+    SLUG_CHARS,
+    SLUG_MAX,
+    TOOLS_MAX,
+    Dialect,
+    Manifest,
+)
 from catalog.domain.manifest.sections import parse_agents, parse_baseline, parse_ownership, parse_source, parse_teams
-from catalog.domain.manifest.tools import check_tool_ids, label_tool_problems, parse_tool_id
+from catalog.domain.manifest.tools import check_tool_ids, label_tool_problems, parse_input_schema, parse_tool_id
 from catalog.domain.vocabulary import Availability, Idempotency, Plane, RetryClass, System
 
 TUCAN_FORMAT = "tucan-tools/v1"
@@ -35,7 +45,7 @@ def parse_tucan(data: dict[str, Any], manifest: Manifest, c: Checker, known_team
     parse_teams(data, manifest, c)
     parse_ownership(data, manifest, c, known_team_ids)
     parse_agents(data, manifest, c)
-    for i, raw in enumerate(c.list(data.get("tools", []), "tools")):
+    for i, raw in enumerate(c.list(data.get("tools", []), "tools", max_items=TOOLS_MAX)):
         descriptor = _parse_tool(raw, f"tools[{i}]", c)
         if descriptor is not None:
             manifest.tools.append(descriptor)
@@ -51,16 +61,14 @@ def _parse_tool(raw: Any, where: str, c: Checker) -> Descriptor | None:
     before = len(c.problems)
     c.keys(obj, where, _TOOL_KEYS, ())
     tool_id = parse_tool_id(obj, where, c)
-    category = c.nonempty(obj, "category", where, max_length=SLUG_MAX)
-    schema: dict[str, Any] | None = None
-    if "inputSchema" in obj:
-        schema = c.obj(obj["inputSchema"], f"{where}.inputSchema")
+    category = c.nonempty(obj, "category", where, max_length=SLUG_MAX, chars=SLUG_CHARS)
+    schema = parse_input_schema(obj, where, c)
     meta = c.obj(obj.get("metadata", {}), f"{where}.metadata") or {}
     mwhere = f"{where}.metadata"
     c.keys(meta, mwhere, _META_REQUIRED, _META_OPTIONAL)
     keywords: dict[str, list[str]] = {}
     if meta.get("ragKeywords") is not None:
-        flat = c.strings(meta["ragKeywords"], f"{mwhere}.ragKeywords")
+        flat = c.strings(meta["ragKeywords"], f"{mwhere}.ragKeywords", max_items=KEYWORDS_MAX, max_length=KEYWORD_MAX)
         if flat:
             keywords = {UNDETERMINED_LANGUAGE: flat}
     descriptor = Descriptor(
@@ -72,10 +80,10 @@ def _parse_tool(raw: Any, where: str, c: Checker) -> Descriptor | None:
         mutating=c.boolean(meta, "mutating", mwhere),
         retry_class=RetryClass.NONE.value,
         idempotency=Idempotency.NONE.value,
-        description=c.string(obj, "description", where),
-        rag_description=c.string(meta, "ragDescription", mwhere),
+        description=c.string(obj, "description", where, max_length=DESCRIPTION_MAX),
+        rag_description=c.string(meta, "ragDescription", mwhere, max_length=DESCRIPTION_MAX),
         rag_keywords=keywords,
-        output_instructions=c.string(meta, "outputInstructions", mwhere, nullable=True),
+        output_instructions=c.string(meta, "outputInstructions", mwhere, nullable=True, max_length=FRAGMENT_MAX),
         output_contains_ids=c.boolean(meta, "outputContainsIds", mwhere),
         always_include=c.boolean(meta, "alwaysInclude", mwhere),
         input_schema=schema,

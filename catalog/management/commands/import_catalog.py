@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +12,30 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from catalog.domain.manifest import ManifestError
 from catalog.selectors.effect import clinical_profiles_exist
 from catalog.services.imports import catalog_import
+
+# The import's steps and, with no broker (tasks run in this process), each embedding batch.
+PROGRESS_LOGGERS = ("condor.import", "catalog.rag.services.vectors")
+
+
+@contextmanager
+def progress_on(stream: Any) -> Iterator[None]:
+    """Show the progress log lines on `stream` (none when it is None) while the import runs."""
+    if stream is None:
+        yield
+        return
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    loggers = [logging.getLogger(name) for name in PROGRESS_LOGGERS]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.addHandler(handler)
+        lg.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        for lg, level in zip(loggers, levels, strict=True):
+            lg.removeHandler(handler)
+            lg.setLevel(level)
 
 
 class Command(BaseCommand):
@@ -38,7 +65,8 @@ class Command(BaseCommand):
                 "for it, and a sign-off must come from someone else; nothing was changed"
             )
         try:
-            result = catalog_import(raw=raw, via=f"cli {file.name}", imported_by=user)
+            with progress_on(self.stderr if options["verbosity"] >= 1 else None):
+                result = catalog_import(raw=raw, via=f"cli {file.name}", imported_by=user)
         except ManifestError as exc:
             lines = "\n".join(f"  {problem}" for problem in exc.problems)
             raise CommandError(

@@ -25,3 +25,13 @@ def rag_text_hash(rag_description: str, rag_keywords: Mapping[str, Sequence[str]
     """The hash stored on a tool; "" for a tool with nothing to embed (it is never a retrieval candidate)."""
     text = embedding_text(rag_description, rag_keywords)
     return text_sha256(text) if text else ""
+
+
+def cut_text(text: str, max_chars: int) -> str:
+    """`text` if it is at most `max_chars` long; else its first `max_chars` characters, ending at the last
+    whitespace of the final tenth when there is one (a cut word is a token the model would misread)."""
+    if len(text) <= max_chars:
+        return text
+    head = text[:max_chars]
+    space = max(head.rfind(" "), head.rfind("\n"))
+    return head[:space] if space >= max_chars * 0.9 else head

@@ -77,7 +77,6 @@ def _stored_vectors(model_id: str) -> StoredVectors:
     return stored
 
 
-
 def _live_tools_by_system() -> dict[str, list[Tool]]:
     grouped: dict[str, list[Tool]] = {}
     for tool in Tool.objects.live().select_related("last_changed_revision").order_by("system", "declared_id"):

@@ -43,6 +43,12 @@ def tools_needing_vectors(*, model_id: str | None = None, system: str | None = N
     return list(lacking_vectors(tools, model_id or configured_model_id()).order_by("pk").values_list("pk", flat=True))
 
 
+def vectors_pending(system: str, *, model_id: str | None = None) -> bool:
+    """Whether any live tool of `system` still waits for a vector (one query; stops at the first)."""
+    tools = embeddable_tools().filter(system=system)
+    return lacking_vectors(tools, model_id or configured_model_id()).exists()
+
+
 @dataclass(frozen=True)
 class EmbeddingStatus:
     model_id: str

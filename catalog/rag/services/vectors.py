@@ -18,7 +18,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from catalog.models import ToolEmbedding
+from catalog.models import Tool, ToolEmbedding
 from catalog.rag.domain.text import embedding_text
 from catalog.rag.embedders import Embedder, get_embedder
 from catalog.rag.selectors.vectors import embeddable_tools, lacking_vectors
@@ -35,6 +35,8 @@ EMBED_TOOLS_TASK = "catalog.rag.tasks.embed_tools"
 class RefreshResult:
     embedded: list[int]
     skipped: int  # already current (a redelivery, or another worker got there first)
+    # The systems of the batch's tools, embedded now or before: a redelivery of a batch whose worker died after
+    # embedding still completes its system (and so refreshes its sibling findings).
     systems: frozenset[str]
 
 
@@ -55,7 +57,8 @@ def embeddings_refresh(tool_ids: Iterable[int], *, embedder: Embedder | None = N
     )
     todo = _texts_to_embed(rows, model_id)
     if not todo:
-        return RefreshResult([], len(ids), frozenset())
+        systems = frozenset(Tool.objects.filter(pk__in=ids).values_list("system", flat=True).distinct())
+        return RefreshResult([], len(ids), systems)
     vectors = embedder.embed([text for _, _, text in todo])
     now = timezone.now()
     objs = [
@@ -115,12 +118,15 @@ def embeddings_enqueue(tool_ids: Sequence[int]) -> None:
     chunks = batches(sorted(set(tool_ids)))
 
     def send() -> None:
-        for chunk in chunks:
+        for n, chunk in enumerate(chunks, 1):
+            # With no broker each batch runs right here, so these lines are the embedding's progress.
+            log.info("embedding batch %d of %d (%d tool(s))", n, len(chunks), len(chunk))
             try:
                 # From the registry (not send_task) so that with no broker the task runs here, eagerly.
                 current_app.tasks[EMBED_TOOLS_TASK].delay(chunk)
-            except Exception:  # the broker is down: the import stands, and the beat's sweep queues these later
-                log.warning("could not queue %d tool(s) for embedding; the sweep will", len(chunk), exc_info=True)
+            except Exception as exc:  # the broker is down: the import stands, and the beat's sweep queues these later
+                # An expected outage, said in one line (no traceback: nothing here is a bug to chase).
+                log.warning("could not queue %d tool(s) for embedding (%s); the sweep will", len(chunk), exc)
                 return
 
     transaction.on_commit(send)

@@ -17,12 +17,18 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from catalog.core.access import page
-from catalog.core.tokens import IssuedToken, TokenRefused, api_token_create, api_token_revoke, token_max_days
+from catalog.core.tokens import (
+    DEFAULT_EXPIRY_DAYS,
+    IssuedToken,
+    TokenRefused,
+    api_token_create,
+    api_token_revoke,
+    token_max_days,
+)
 from catalog.models import ApiToken
 from catalog.selectors.tokens import api_tokens_list
 
 PAGE_SIZE = 50
-DEFAULT_DAYS = 90
 
 
 class ApiTokenForm(forms.Form):
@@ -44,7 +50,7 @@ class ApiTokenForm(forms.Form):
         super().__init__(*args, **kwargs)
         today = timezone.localdate()
         self.fields["name"].help_text = gettext_lazy("the service that will use it, e.g. runtime-prod")
-        self.fields["expires_on"].initial = (today + timedelta(days=DEFAULT_DAYS)).isoformat()
+        self.fields["expires_on"].initial = (today + timedelta(days=DEFAULT_EXPIRY_DAYS)).isoformat()
         self.fields["expires_on"].help_text = _("at most %(days)s days ahead") % {"days": token_max_days()}
         self.fields["expires_on"].widget.attrs.update(
             min=today.isoformat(), max=(today + timedelta(days=token_max_days())).isoformat()

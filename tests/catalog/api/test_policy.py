@@ -17,7 +17,7 @@ URL = "/api/v1/catalog/policy"
 
 @pytest.fixture
 def api(make_token: Any) -> Any:
-    token = make_token("runtime-policy", scopes=("catalog",))
+    token = make_token("runtime-policy", scopes=("catalog:read",))
     client = Client()
 
     def get(path: str = URL, expect: int = 200, etag: str | None = None, **params: Any) -> Any:

@@ -111,3 +111,24 @@ def test_revision_reads_run_a_fixed_number_of_queries(
 def test_openapi_docs_are_served(client: Client) -> None:
     schema = client.get("/api/v1/openapi.json").json()
     assert "/api/v1/catalog/revisions" in schema["paths"]
+
+
+def test_a_read_token_reads_revisions_but_cannot_replace_the_catalog(
+    client: Client, manifests: Any, make_token: Any
+) -> None:
+    post(client, manifests.encode(manifests.condor()), make_token("ci-import", scopes=("catalog:write",)))
+    reader = make_token("ci-export", scopes=("catalog:read",))
+    listed = client.get(URL, headers={"Authorization": f"Bearer {reader}"})
+    assert listed.status_code == 200 and [r["number"] for r in listed.json()] == [1]
+
+    response = post(client, manifests.encode(manifests.condor([manifests.condor_tool("listAllergies")])), reader)
+    assert response.status_code == 403
+    assert response.json() == {"detail": "token 'ci-export' lacks the scope 'catalog:write'"}
+    assert CatalogRevision.objects.count() == 1 and not Tool.objects.filter(declared_id="listAllergies").exists()
+
+
+def test_a_write_token_imports_but_does_not_read(client: Client, manifests: Any, make_token: Any) -> None:
+    writer = make_token("ci-import", scopes=("catalog:write",))
+    assert post(client, manifests.encode(manifests.condor()), writer).status_code == 201
+    response = client.get(URL, headers={"Authorization": f"Bearer {writer}"})
+    assert response.status_code == 403 and "lacks the scope 'catalog:read'" in response.json()["detail"]

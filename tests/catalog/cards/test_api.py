@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from catalog.cards.selectors.exports import bundles_forget
 from catalog.cards.services.imports import cards_import
 from catalog.cards.services.translations import locale_add, translation_save
 from catalog.core.audit import Actor
@@ -91,3 +92,22 @@ def test_a_served_bundle_is_kept_in_process_for_its_version_only(
     changed = api.get("/api/v1/cards/de.json")  # a write is a new version: never the kept bytes
     assert changed["ETag"] != first["ETag"]
     assert changed.json()["strings"]["card.medication.title"] == "Arzneimittel (neu)"
+
+
+def test_with_the_cache_down_bundles_are_built_from_the_rows_with_the_same_bytes_and_etag(
+    small: None, api: Client, cache_down: None, settings: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The cache is only a memo: while Redis is away the frontend still gets its strings, byte for byte, and its
+    ETag still answers 304."""
+    down = api.get("/api/v1/cards/de.json")
+    assert down.status_code == 200 and down.json()["strings"]["card.medication.title"] == "Medikation"
+    assert "card bundle cache unavailable, building de from the database" in caplog.text
+    assert api.get("/api/v1/cards/de_AT.json").status_code == 404  # not a card locale, as with the cache
+    assert api.get("/api/v1/cards/de.json", headers={"If-None-Match": down["ETag"]}).status_code == 304
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "back"}}
+    bundles_forget()  # as a fresh process would, with the cache back: built and cached the usual way
+    up = api.get("/api/v1/cards/de.json")
+    assert up.content == down.content and up["ETag"] == down["ETag"]
+    assert up["Cache-Control"] == down["Cache-Control"] == "no-cache"
+    bundles_forget()
+    assert api.get("/api/v1/cards/de.json").content == down.content  # and now from the cache

@@ -1,8 +1,13 @@
-"""The audit log: appended in the transaction of the change, hash-chained, append-only, verifiable."""
+"""The audit log: appended in the transaction of the change, hash-chained, append-only, verifiable.
+
+Tampering goes through raw SQL as the tables' owner would run it (tests/catalog/core/tampering.py); the tampers the
+key and the checkpoints catch are in test_audit_tamper.py."""
 
 from __future__ import annotations
 
+import hashlib
 import io
+import json
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -16,6 +21,7 @@ from django.test.utils import CaptureQueriesContext
 from catalog.core.audit import Actor, audit_record, audit_seal, audit_verify
 from catalog.models import AuditChainHead, AuditEvent, AuditLogIsAppendOnly
 from catalog.services.imports import catalog_import
+from tests.catalog.core.tampering import EVENTS, as_table_owner
 from tests.conftest import requires_postgres
 
 pytestmark = pytest.mark.django_db
@@ -83,9 +89,8 @@ def test_the_orm_refuses_update_and_delete() -> None:
 
 def test_a_row_edited_in_sql_is_named() -> None:
     record(5)
-    table = AuditEvent._meta.db_table
-    with connection.cursor() as cursor:
-        cursor.execute(f"UPDATE {table} SET after = %s WHERE seq = 3", ['{"i": 999}'])
+    with as_table_owner() as cursor:
+        cursor.execute(f"UPDATE {EVENTS} SET after = %s WHERE seq = 3", ['{"i": 999}'])
     result = audit_verify()
     assert (result.ok, result.broken_at, result.checked) == (False, 3, 2)
     assert "event #3 was edited" in result.reason
@@ -93,32 +98,33 @@ def test_a_row_edited_in_sql_is_named() -> None:
         call_command("verify_audit_log")
 
 
-def test_a_rehashed_edit_breaks_the_next_link() -> None:
-    """An attacker who also recomputes the edited row's hash still breaks the link of the row after it."""
+def test_a_rehashed_edit_is_named_and_breaks_the_next_link() -> None:
+    """An attacker who also recomputes the edited row's hash, without the key (plain SHA-256 is all they have), is
+    caught at that row; the row after it no longer links either. (Before the chain was keyed, a recomputed hash
+    passed its own row and only the next link broke: issue 19.)"""
     events = record(4)
     forged = AuditEvent.objects.get(seq=2)
-    forged.actor = "someone-else"
-    new_hash = forged.compute_hash()
-    table = AuditEvent._meta.db_table
-    with connection.cursor() as cursor:
-        cursor.execute(f"UPDATE {table} SET actor = %s, hash = %s WHERE seq = 2", ["someone-else", new_hash])
+    body = json.dumps({"prev": forged.prev_hash, "actor": "someone-else", "id": forged.pk}, sort_keys=True)
+    new_hash = hashlib.sha256(body.encode()).hexdigest()
+    with as_table_owner() as cursor:
+        cursor.execute(f"UPDATE {EVENTS} SET actor = %s, hash = %s WHERE seq = 2", ["someone-else", new_hash])
     result = audit_verify()
-    assert result.broken_at == 3 and "does not link" in result.reason
+    assert (result.broken_at, result.place) == (2, "event #2") and "event #2 was edited" in result.reason
     assert events[2].prev_hash != new_hash
 
 
 def test_a_row_deleted_in_sql_is_named() -> None:
     record(4)
-    with connection.cursor() as cursor:
-        cursor.execute(f"DELETE FROM {AuditEvent._meta.db_table} WHERE seq = 2")
+    with as_table_owner() as cursor:
+        cursor.execute(f"DELETE FROM {EVENTS} WHERE seq = 2")
     result = audit_verify()
     assert result.broken_at == 2 and "event #2 is missing" in result.reason
 
 
 def test_the_newest_row_deleted_in_sql_is_named() -> None:
     record(3)
-    with connection.cursor() as cursor:
-        cursor.execute(f"DELETE FROM {AuditEvent._meta.db_table} WHERE seq = 3")
+    with as_table_owner() as cursor:
+        cursor.execute(f"DELETE FROM {EVENTS} WHERE seq = 3")
     result = audit_verify()
     assert result.broken_at == 3 and "head records #3" in result.reason
 

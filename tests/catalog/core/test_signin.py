@@ -19,11 +19,13 @@ LOCKED = "Too many failed sign-in attempts"
 
 @pytest.fixture(autouse=True)
 def _own_cache(request: Any, settings: Any) -> None:
-    """A fresh in-memory cache per test (the Redis test below keeps the configured one)."""
+    """A fresh in-memory cache per test (the Redis test below keeps the configured one), and empty counters of
+    this process's own (what the throttle counts in while the cache is down)."""
     if request.function is not test_the_lockout_lives_in_redis_for_every_process:
         settings.CACHES = {
             "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": uuid.uuid4().hex}
         }
+    signin.local_counters().clear()
 
 
 @pytest.fixture
@@ -126,3 +128,54 @@ def test_the_lockout_lives_in_redis_for_every_process(make_user: Callable[..., A
     assert signin.signin_lockout_remaining(username=name, address="10.0.0.1") > 890
     response = sign_in(Client(), name, f"pw-{name}")  # a new session: the count is not in the session
     assert LOCKED in response.content.decode()
+
+
+# --- a lockout for a username nobody has ------------------------------------------------------------------------
+
+
+def test_a_lockout_for_a_username_nobody_has_reads_the_same_but_writes_no_audit_event(
+    client: Client, olga: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A guesser cycling through made-up usernames must not be able to write the audit log at will."""
+    for n in range(4):
+        response = fail(client, f"nobody-{n}", 5)
+        assert response.status_code == 200
+        assert f"{LOCKED} for this username from your address. Sign-in is locked; try again in 15 minutes." in (
+            response.content.decode()
+        )  # word for word what a real account's lockout says: it tells nobody which usernames exist
+    assert not AuditEvent.objects.filter(action="signin.locked").exists()
+    assert "failed passwords for unknown username 'nobody-3' from 10.0.0.1" in caplog.text  # still logged
+    fail(client, "OLGA", 5)  # a real account, spelt in capitals: counted with olga and audited
+    assert list(AuditEvent.objects.filter(action="signin.locked").values_list("object_id", flat=True)) == ["OLGA"]
+
+
+# --- the cache (Redis) down -------------------------------------------------------------------------------------
+
+
+def test_with_the_cache_down_the_right_password_signs_in_and_the_console_opens(
+    cache_down: None, client: Client, olga: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A clinician must be able to sign in to decide an approval while Redis is away."""
+    response = sign_in(client, "olga", "pw-olga")
+    assert response.status_code == 302 and signed_in(client)
+    assert client.get("/catalog/").status_code == 200
+    assert "sign-in throttle: the cache is unavailable" in caplog.text
+
+
+def test_with_the_cache_down_failures_are_still_counted_and_lock(cache_down: None, client: Client, olga: Any) -> None:
+    assert LOCKED not in fail(client, "olga", 4).content.decode()
+    fifth = sign_in(client, "olga", "wrong")
+    assert fifth.status_code == 200 and LOCKED in fifth.content.decode()
+    refused = sign_in(client, "olga", "pw-olga")
+    assert refused.status_code == 200 and LOCKED in refused.content.decode() and not signed_in(client)
+    assert AuditEvent.objects.filter(action="signin.locked", object_id="olga").count() == 1
+    assert sign_in(Client(), "olga", "pw-olga", address="10.0.0.2").status_code == 302  # olga at her own desk
+
+
+def test_a_lockout_taken_while_the_cache_was_down_holds_after_it_is_back(
+    cache_down: None, client: Client, olga: Any, settings: Any
+) -> None:
+    fail(client, "olga", 5)
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "back"}}
+    response = sign_in(client, "olga", "pw-olga")
+    assert LOCKED in response.content.decode() and not signed_in(client)

@@ -95,8 +95,8 @@ def test_the_cli_import_names_its_importer_once_a_clinical_profile_exists(
 
 
 def test_an_api_import_records_the_tokens_owner(manifests: Any, officers: Any, make_token: Any) -> None:
-    owned = make_token("ci-owned", scopes=("catalog",), owner=officers[0])
-    ownerless = make_token("ci-ownerless", scopes=("catalog",), owner=None)
+    owned = make_token("ci-owned", scopes=("catalog:write",), owner=officers[0])
+    ownerless = make_token("ci-ownerless", scopes=("catalog:write",), owner=None)
     client = Client()
     raw = manifests.encode(manifests.condor())
 

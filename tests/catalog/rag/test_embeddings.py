@@ -12,6 +12,7 @@ from django.test.utils import CaptureQueriesContext
 
 from catalog.models import Finding, Tool, ToolEmbedding
 from catalog.rag.selectors.vectors import embedding_status, tools_needing_vectors
+from catalog.rag.services import siblings
 from catalog.rag.services.siblings import sibling_findings_refresh
 from catalog.rag.services.vectors import embeddings_refresh
 from catalog.rag.tasks import embed_tools, sweep_embeddings
@@ -153,3 +154,33 @@ def test_refresh_skips_tools_without_text(counting_embedder: CountingEmbedder, d
     counting_embedder.calls.clear()
     result = embeddings_refresh([tool.pk])
     assert result.embedded == [] and counting_embedder.calls == []
+
+
+@pytest.mark.django_db
+def test_sibling_findings_are_refreshed_once_by_the_batch_that_completes_the_system(
+    counting_embedder: CountingEmbedder,
+    django_capture_on_commit_callbacks: Any,
+    settings: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Refreshing after every batch made the follow-on work of an import grow with the square of its size."""
+    refreshed: list[str] = []
+    real = siblings.sibling_findings_refresh
+    monkeypatch.setattr(siblings, "sibling_findings_refresh", lambda system: refreshed.append(system) or real(system))
+    settings.CONDOR_EMBED_BATCH = 16
+    reimport(demo_condor(), django_capture_on_commit_callbacks)
+    assert len(counting_embedder.calls) > 3  # several batches …
+    assert refreshed == ["condor"]  # … one refresh, after the last
+    assert Finding.objects.filter(rule="sibling-near-duplicate", tool__declared_id="listVisits").exists()
+
+
+@pytest.mark.django_db
+def test_a_redelivered_batch_still_completes_its_system(
+    counting_embedder: CountingEmbedder, demo_embedded: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker killed after embedding but before the findings: the redelivery embeds nothing and refreshes."""
+    Finding.objects.filter(rule="sibling-near-duplicate").delete()
+    ids = list(Tool.objects.filter(system="condor").live().values_list("pk", flat=True)[:8])
+    counting_embedder.calls.clear()
+    assert embed_tools(ids) == 0 and counting_embedder.texts == 0
+    assert Finding.objects.filter(rule="sibling-near-duplicate", tool__declared_id="listVisits").exists()

@@ -112,7 +112,7 @@ def test_refusals_say_what_to_fix(resolve: Callable[..., Any], client: Client) -
 
 
 def test_a_token_without_the_rag_scope_is_refused(demo_embedded: None, make_token: Any, client: Client) -> None:
-    token = make_token("catalog-only", scopes=("catalog",))
+    token = make_token("catalog-only", scopes=("catalog:read",))
     response = client.post(
         URL,
         {"prompt": "x", "profile": "demo"},

@@ -39,7 +39,7 @@ def days_ahead(n: int) -> str:
 
 
 def create(console: Client, **fields: Any) -> Any:
-    data = {"name": "runtime-prod", "scopes": ["catalog"], "expires_on": days_ahead(30)}
+    data = {"name": "runtime-prod", "scopes": ["catalog:read"], "expires_on": days_ahead(30)}
     data.update(fields)
     return console.post("/tokens/new", data)
 
@@ -55,14 +55,14 @@ def api(raw: str, url: str = FINDINGS) -> int:
 
 
 def test_admin_creates_a_token_and_sees_it_exactly_once(console: Client) -> None:
-    response = create(console, name="runtime-prod", scopes=["catalog", "rag"])
+    response = create(console, name="runtime-prod", scopes=["catalog:read", "rag"])
     assert response.status_code == 200
     assert "no-store" in response["Cache-Control"]  # no cache or back button keeps the secret
     raw = shown_token(response)
     token = ApiToken.objects.get(name="runtime-prod")
     # Only the hash and a prefix are stored; the raw token is in no column and no audit event.
     assert token.token_hash == ApiToken.hash(raw) and raw.startswith(token.prefix) and token.prefix != raw
-    assert token.scopes == ["catalog", "rag"]
+    assert token.scopes == ["catalog:read", "rag"]
     assert timezone.localdate(token.expires_at) == timezone.localdate() + timedelta(days=30)
     assert not any(raw in str(v) for e in AuditEvent.objects.all() for v in (e.before, e.after))
     # Reloading the list shows the prefix, never the token again.
@@ -72,11 +72,11 @@ def test_admin_creates_a_token_and_sees_it_exactly_once(console: Client) -> None
 
 
 def test_create_writes_an_audit_event_naming_the_admin(console: Client) -> None:
-    create(console, name="ci-export", scopes=["catalog"])
+    create(console, name="ci-export", scopes=["catalog:read"])
     event = AuditEvent.objects.get(action="catalog.api_token.created")
     token = ApiToken.objects.get(name="ci-export")
     assert (event.actor, event.object_type, event.object_id) == ("user:cat", "catalog.api_token", "ci-export")
-    assert event.after["prefix"] == token.prefix and event.after["scopes"] == ["catalog"]
+    assert event.after["prefix"] == token.prefix and event.after["scopes"] == ["catalog:read"]
     assert token.token_hash not in str(event.after)
     assert audit_verify().ok
 
@@ -93,7 +93,7 @@ def test_htmx_create_swaps_only_the_panel(console: Client) -> None:
 
 
 def test_revoking_takes_effect_at_once(console: Client, make_token: Any) -> None:
-    raw = make_token("runtime", scopes=("catalog",))
+    raw = make_token("runtime", scopes=("catalog:read",))
     assert api(raw) == 200
     token = ApiToken.objects.get(name="runtime")
     response = console.post(f"/tokens/{token.pk}/revoke")
@@ -180,7 +180,7 @@ def test_every_api_call_records_last_use_throttled_to_once_a_minute(make_token: 
         ({"name": "  "}, "name", "name the service that will use this token, e.g. runtime-prod"),
         ({"name": "Runtime"}, "name", "a token named “Runtime” already exists"),
         ({"scopes": []}, "scopes", "choose at least one scope: the API areas this service may call"),
-        ({"scopes": ["catalog", "admin"]}, "scopes", "Select a valid choice. admin is not one of the available"),
+        ({"scopes": ["catalog:read", "admin"]}, "scopes", "Select a valid choice. admin is not one of the available"),
         ({"expires_on": ""}, "expires_on", "every token expires: choose the last day it may be used"),
         ({"expires_on": days_ahead(-1)}, "expires_on", "the expiry date must be in the future"),
         ({"expires_on": days_ahead(366)}, "expires_on", "at most 365 days ahead"),
@@ -223,17 +223,21 @@ def test_the_maximum_lifetime_is_a_setting(console: Client, settings: Any) -> No
 
 def test_the_service_refuses_unknown_scopes_and_keeps_one_order(admin: Any) -> None:
     expires = timezone.now() + timedelta(days=1)
-    with pytest.raises(TokenRefused, match="unknown scope admin; choose from catalog, approvals, rag, cards"):
-        api_token_create(name="x", scopes=["catalog", "admin"], expires_at=expires, created_by=admin)
-    issued = api_token_create(name="x", scopes=["cards", "catalog", "cards"], expires_at=expires, created_by=admin)
-    assert issued.token.scopes == ["catalog", "cards"]
+    with pytest.raises(
+        TokenRefused, match="unknown scope admin; choose from catalog:read, catalog:write, approvals, rag, cards"
+    ):
+        api_token_create(name="x", scopes=["catalog:read", "admin"], expires_at=expires, created_by=admin)
+    issued = api_token_create(
+        name="x", scopes=["cards", "catalog:write", "cards", "catalog:read"], expires_at=expires, created_by=admin
+    )
+    assert issued.token.scopes == ["catalog:read", "catalog:write", "cards"]
 
 
 def test_the_services_refuse_people_without_the_role(make_user: Any, make_token: Any) -> None:
     officer = make_user("olga", "safety-officer")
     with pytest.raises(TokenRefused) as refused:
         api_token_create(
-            name="x", scopes=["catalog"], expires_at=timezone.now() + timedelta(days=1), created_by=officer
+            name="x", scopes=["catalog:read"], expires_at=timezone.now() + timedelta(days=1), created_by=officer
         )
     assert refused.value.forbidden
     make_token("runtime")
@@ -248,7 +252,9 @@ def test_no_token_without_its_audit_event(admin: Any, monkeypatch: Any) -> None:
 
     monkeypatch.setattr(token_services, "audit_record", broken)
     with pytest.raises(RuntimeError):
-        api_token_create(name="x", scopes=["catalog"], expires_at=timezone.now() + timedelta(days=1), created_by=admin)
+        api_token_create(
+            name="x", scopes=["catalog:read"], expires_at=timezone.now() + timedelta(days=1), created_by=admin
+        )
     assert not ApiToken.objects.exists()
 
 

@@ -10,7 +10,7 @@ from django.utils.translation import override
 
 from catalog.web.widgets import QuickSelect
 
-CHOICES = [("", _("any")), ("a&b", "A & <b>"), ("2", "zwei"), ("x\"y", "quote\"d")]
+CHOICES = [("", _("any")), ("a&b", "A & <b>"), ("2", "zwei"), ('x"y', 'quote"d')]
 
 
 def _normalized(markup: str) -> str:

@@ -23,7 +23,11 @@ def catalog_admin(transactional_db: Any) -> None:
     # Tokens already there, so the list shows every state.
     now = timezone.now()
     for name, scopes, fields in (
-        ("ci-export", ["catalog"], {"expires_at": now + timedelta(days=200), "last_used_at": now - timedelta(hours=3)}),
+        (
+            "ci-export",
+            ["catalog:read"],
+            {"expires_at": now + timedelta(days=200), "last_used_at": now - timedelta(hours=3)},
+        ),
         ("cards-cdn", ["cards"], {"expires_at": now - timedelta(days=2)}),
         ("old-runtime", ["approvals", "rag"], {"expires_at": now + timedelta(days=20), "revoked_at": now}),
     ):

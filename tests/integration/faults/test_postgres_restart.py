@@ -155,7 +155,7 @@ for name in ("officer-one", "officer-two"):
 cards_demo_load()
 raw = ApiToken.generate()
 ApiToken.objects.create(name="fault-runtime", prefix=raw[:10], token_hash=ApiToken.hash(raw),
-    scopes=["approvals", "catalog", "cards"])
+    scopes=["approvals", "catalog:read", "cards"])
 print(raw)
 """
 
