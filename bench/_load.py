@@ -107,6 +107,7 @@ def production_env(services: Services) -> dict[str, str]:
         REDIS_URL=services.redis(),
         DEBUG="false",
         SECRET_KEY="bench-" + uuid.uuid4().hex,
+        CONDOR_AUDIT_KEY="bench-audit-" + uuid.uuid4().hex + uuid.uuid4().hex,  # one key for every process
         ALLOWED_HOSTS="127.0.0.1",
         CONN_MAX_AGE="60",  # persistent connections, as a production deployment runs
         # Production settings, but plain HTTP on loopback (TLS would terminate in front of gunicorn).
