@@ -54,7 +54,7 @@ def test_admin_creates_sees_once_and_revokes_a_token(
     page.click("nav >> text=API tokens")
     page.wait_for_url("**/tokens/")
     page.fill("#id_name", "runtime-prod")
-    page.check("input[name=scopes][value=catalog]")
+    page.check('input[name=scopes][value="catalog:read"]')
     page.check("input[name=scopes][value=approvals]")
     page.click("text=Create token")
     shown = page.locator("#new-token")
