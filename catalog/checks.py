@@ -15,6 +15,7 @@ from django.db import DatabaseError
 from catalog.domain.profiles import non_production_active
 from catalog.domain.vocabulary import Availability
 from catalog.models import CatalogProfile, Tool
+from catalog.rag.domain.hybrid import NORM, RRF
 
 
 @register("condor")
@@ -106,3 +107,35 @@ def audit_key_is_set(app_configs: Any = None, **kwargs: Any) -> list[CheckMessag
             id="condor.E020",
         )
     ]
+
+
+@register("condor")
+def ranking_settings_are_valid(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """A mistyped fusion or a shortlist shorter than the largest top-k would rank silently wrong: refuse to start."""
+    errors: list[CheckMessage] = []
+    if settings.CONDOR_RAG_FUSION not in (NORM, RRF):
+        errors.append(
+            Error(
+                f"CONDOR_RAG_FUSION={settings.CONDOR_RAG_FUSION!r} is not a fusion",
+                hint=f"Choose {NORM} (per-query z-scores, the default) or {RRF} (reciprocal rank).",
+                id="condor.E030",
+            )
+        )
+    if settings.CONDOR_RAG_SHORTLIST < settings.CONDOR_RAG_MAX_TOP_K:
+        errors.append(
+            Error(
+                f"CONDOR_RAG_SHORTLIST={settings.CONDOR_RAG_SHORTLIST} is shorter than the largest top-k "
+                f"({settings.CONDOR_RAG_MAX_TOP_K}): a resolution could not fill its top k",
+                hint=f"Set it to {settings.CONDOR_RAG_MAX_TOP_K} or more (default 200).",
+                id="condor.E031",
+            )
+        )
+    if not 0 <= settings.CONDOR_RAG_NEGATIVE_WEIGHT <= 10:
+        errors.append(
+            Error(
+                f"CONDOR_RAG_NEGATIVE_WEIGHT={settings.CONDOR_RAG_NEGATIVE_WEIGHT} is outside 0..10",
+                hint="0 ignores the DO NOT USE WHEN sentences; 1 (the default) lowers a tool by the whole margin.",
+                id="condor.E032",
+            )
+        )
+    return errors

@@ -362,6 +362,12 @@ CONDOR_EMBED_SWEEP_EVERY_SECONDS = float(os.environ.get("CONDOR_EMBED_SWEEP_EVER
 CONDOR_RAG_TOP_K = int(os.environ.get("CONDOR_RAG_TOP_K", "10"))
 CONDOR_RAG_MIN_SCORE = float(os.environ.get("CONDOR_RAG_MIN_SCORE", "0.05"))
 CONDOR_RAG_MAX_TOP_K = 50
+# Hybrid ranking (TOOLS.md, "Tool-RAG"): how the three signals are fused (`norm`: per-query z-scores, `rrf`:
+# reciprocal rank), how many of the best tools by whole text and by shared words get their phrases scored, and how
+# much a better-matching DO NOT USE WHEN sentence lowers a tool's phrase score.
+CONDOR_RAG_FUSION = os.environ.get("CONDOR_RAG_FUSION", "norm")
+CONDOR_RAG_SHORTLIST = int(os.environ.get("CONDOR_RAG_SHORTLIST", "200"))
+CONDOR_RAG_NEGATIVE_WEIGHT = float(os.environ.get("CONDOR_RAG_NEGATIVE_WEIGHT", "1.0"))
 # Two tools of one system whose vectors are closer than this collide (sibling-near-duplicate).
 CONDOR_SIBLING_THRESHOLD = float(os.environ.get("CONDOR_SIBLING_THRESHOLD", "0.95"))
 CELERY_BEAT_SCHEDULE["rag-sweep-embeddings"] = {

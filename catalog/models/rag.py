@@ -16,6 +16,10 @@ class ToolEmbedding(models.Model):
     text_sha256 = models.CharField(max_length=64, help_text="SHA-256 of the embedded text (see catalog.rag.text)")
     dim = models.PositiveIntegerField()
     vector = models.BinaryField(help_text="float32, little-endian, unit length")
+    # The vectors of the text's phrases (catalog.rag.domain.phrases: positives, then negatives), each `dim`
+    # float32 values, one after the other; `phrase_scheme` says how the phrases were cut (0: made before phrases).
+    phrases = models.BinaryField(default=b"", help_text="float32 rows, little-endian, unit length")
+    phrase_scheme = models.PositiveSmallIntegerField(default=0)
     embedded_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -49,6 +53,9 @@ class RetrievalEvaluation(models.Model):
     mrr = models.FloatField()
     in_snapshot = models.FloatField(help_text="share of cases whose expected tools all reached the candidate set")
     by_language = models.JSONField(default=dict)
+    # Recall and MRR per signal (fused, whole, phrase, lexical), case split (all, tune, held-back) and language
+    # (all, en, de): {"fused": {"held-back": {"de": {"cases": 40, "recall_at_1": …}}}}.
+    figures = models.JSONField(default=dict)
     failures = models.JSONField(default=list)
 
     class Meta:

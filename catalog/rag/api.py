@@ -41,12 +41,20 @@ class ResolveIn(ApiInput):
 # only adds CPU here), as in approvals/api.py.
 
 
+class SignalOut(BaseModel):
+    score: float | None  # None: the tool has nothing this signal scores (no phrases)
+    rank: int
+
+
 class CandidateOut(BaseModel):
     toolId: str  # noqa: N815
     declaredId: str  # noqa: N815
     activationReasons: list[str]  # noqa: N815
-    score: float | None
+    score: float | None  # the fused score of the ranking (None for a policy addition the ranking did not reach)
     rank: int | None
+    # Each signal's score and rank alone: whole (text cosine), phrase (best keyword or sentence), lexical (shared
+    # character n-grams); None when the tool was not ranked.
+    signals: dict[str, SignalOut] | None
     manifestLine: str  # noqa: N815
     manifestBytes: int  # noqa: N815
 
@@ -79,6 +87,13 @@ class ResolveOut(BaseModel):
     whyNot: dict[str, str]  # noqa: N815
 
 
+def _signals(snapshot: Snapshot, key: str) -> dict[str, dict[str, Any]] | None:
+    hit = snapshot.ranks.get(key) if snapshot.ranks is not None else None
+    if hit is None:
+        return None
+    return {name: {"score": signal.score, "rank": signal.rank} for name, signal in hit.signals.items()}
+
+
 def snapshot_out(snapshot: Snapshot, explain: list[str]) -> dict[str, Any]:
     return {
         "candidateSetId": snapshot.candidate_set_id,
@@ -96,6 +111,7 @@ def snapshot_out(snapshot: Snapshot, explain: list[str]) -> dict[str, Any]:
                 "activationReasons": c.reasons,
                 "score": c.score,
                 "rank": c.rank,
+                "signals": _signals(snapshot, c.key),
                 "manifestLine": snapshot.manifest_lines[c.key],
                 "manifestBytes": snapshot.manifest_bytes[c.key],
             }

@@ -14,6 +14,7 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
 from catalog.core.access import PAGE_ACCESS, may, page
+from catalog.domain.keys import canonical_key
 from catalog.models import CatalogProfile
 from catalog.rag.domain.cases import CasesError
 from catalog.rag.domain.resolution import why_not
@@ -49,7 +50,7 @@ class PlaygroundForm(forms.Form):
 @page("rag:playground")
 def playground_page(request: HttpRequest) -> HttpResponse:
     form = PlaygroundForm(request.GET or None)
-    snapshot = error = explanation = None
+    snapshot = error = explanation = explained_hit = None
     if form.is_bound and form.is_valid():
         data = form.cleaned_data
         try:
@@ -65,11 +66,15 @@ def playground_page(request: HttpRequest) -> HttpResponse:
             error = str(exc)
         if snapshot is not None and data["why_not"]:
             explanation = why_not(snapshot, data["why_not"])
+            if snapshot.ranks is not None:
+                explained_hit = snapshot.ranks.get(canonical_key(data["why_not"]))
     context = {
         "form": form,
         "snapshot": snapshot,
         "error": error,
         "explanation": explanation,
+        "explained_hit": explained_hit,
+        "explained_hits": [explained_hit] if explained_hit else [],
         "status": embedding_status(),
         "min_score": settings.CONDOR_RAG_MIN_SCORE,
     }

@@ -8,6 +8,10 @@ from pathlib import Path
 from typing import Any
 
 CASES_FORMAT = "condor-retrieval-cases/v1"
+# A case is for tuning (the figures may be looked at while choosing signals and weights) or held back (written
+# before any score was seen and never tuned on: the honest figure, reported apart).
+TUNE, HELD_BACK = "tune", "held-back"
+SPLITS = (TUNE, HELD_BACK)
 
 
 class CasesError(ValueError):
@@ -24,6 +28,7 @@ class Case:
     attachments: bool
     multi_entity_intake: bool
     expected: list[str]
+    split: str = TUNE
 
 
 def load_cases(path: Path) -> list[Case]:
@@ -51,9 +56,12 @@ def _case(where: str, raw: Any) -> Case:  # one entry of the file's JSON, checke
             attachments=bool(raw.get("attachments", False)),
             multi_entity_intake=bool(raw.get("multiEntityIntake", False)),
             expected=[str(x) for x in raw["expected"]],
+            split=str(raw.get("split", TUNE)),
         )
     except (KeyError, TypeError) as exc:
         raise CasesError(f"{where}: missing or malformed field {exc}") from exc
     if not case.prompt.strip() or not case.expected:
         raise CasesError(f"{where} ({case.id}): prompt and expected are required")
+    if case.split not in SPLITS:
+        raise CasesError(f"{where} ({case.id}): split must be one of {', '.join(SPLITS)}, got {case.split!r}")
     return case

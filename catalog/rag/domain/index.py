@@ -8,7 +8,7 @@ hold still; everything here depends on the declarations only, so it is computed 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from functools import cached_property
 from typing import Any
 
@@ -16,6 +16,8 @@ import numpy as np
 
 from catalog.domain.budget import ManifestLine, manifest_line_of
 from catalog.domain.profiles import is_plan_eligible
+from catalog.rag.domain.hybrid import PhraseMatrix, phrase_matrix
+from catalog.rag.domain.lexical import LexicalIndex, lexical_index, term_counts
 
 # The state of a tool's vector for the configured model.
 CURRENT = "current"  # made from the text the tool has now
@@ -71,7 +73,19 @@ class SystemIndex:
     rows: list[IndexedTool]
     floors: list[tuple[str, str, list[str]]]  # (slug, trigger, tool ids)
     revision: object
+    # The phrase vectors and the lexical rows of `rows`, in that order; none given: no phrases, no shared words.
+    phrase_vectors: InitVar[PhraseMatrix | None] = None
+    lexical_rows: InitVar[LexicalIndex | None] = None
+    phrases: PhraseMatrix = field(init=False)
+    lexical: LexicalIndex = field(init=False)
     _eligible: dict[str, tuple[dict[str, bool], np.ndarray]] = field(default_factory=dict)
+
+    def __post_init__(self, phrase_vectors: PhraseMatrix | None, lexical_rows: LexicalIndex | None) -> None:
+        if phrase_vectors is None:
+            empty = np.zeros((0, self.matrix.shape[1]), np.float32)
+            phrase_vectors = phrase_matrix([(empty, empty)] * len(self.rows), self.matrix.shape[1])
+        self.phrases = phrase_vectors
+        self.lexical = lexical_rows if lexical_rows is not None else lexical_index([term_counts([""])] * len(self.rows))
 
     @cached_property
     def registry(self) -> dict[str, str]:

@@ -1,63 +1,124 @@
-"""Ranking a prompt against one system's current vectors, and what the ranking and the policy propose.
+"""Ranking a prompt against one system's index, and what the ranking and the policy propose.
 
-Brute-force cosine over the in-memory matrix (rows are unit length, so the dot product is the cosine): at
-catalog sizes that is faster than any index. Only the head of the ranking is materialised; any other tool
-gets its rank on demand (the playground's why-not).
+Three signals per eligible tool, fused into one ranking (`catalog.rag.domain.hybrid`). Only the head of the
+ranking is materialised; any other tool gets its rank and its signals on demand (the playground's why-not).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
 from catalog.domain.snapshot import ALWAYS_INCLUDE, FORCED_FLOOR, RAG_RETRIEVED, Proposed
 from catalog.domain.vocabulary import FloorTrigger
+from catalog.rag.domain.hybrid import LEXICAL, PHRASE, WHOLE, RankingConfig, Scored, phrase_scores, score_prompt
 from catalog.rag.domain.index import IndexedTool, SystemIndex
 
 RANKING_HEAD = 50
+FUSED = "fused"
+
+
+@dataclass(frozen=True)
+class SignalScore:
+    score: float | None  # None: the tool has nothing this signal can score (no phrases)
+    rank: int  # among the eligible tools by this signal alone (1 = best)
 
 
 @dataclass(frozen=True)
 class Hit:
     tool: IndexedTool
-    score: float
+    score: float  # the fused score: what the ranking is by
     rank: int  # among eligible tools with a current vector (1 = best)
+    signals: Mapping[str, SignalScore]
+    relevance: float  # the best cosine of the prompt with the tool's text or a phrase: what the minimum applies to
+
+
+def _rounded(value: float) -> float | None:
+    return round(float(value), 4) if np.isfinite(value) else None
 
 
 class LazyRanks:
-    """Rank and score of any tool under one prompt, computed only when asked (the playground's why-not)."""
+    """Rank, fused score and signals of any eligible tool under one prompt, computed only when asked."""
 
-    def __init__(self, index: SystemIndex, scores: np.ndarray) -> None:
-        self.index, self.scores = index, scores
+    def __init__(self, index: SystemIndex, scored: Scored, query: np.ndarray, config: RankingConfig) -> None:
+        self.index, self.scored, self.query, self.config = index, scored, query, config
+        self._position = {int(row): n for n, row in enumerate(scored.shortlist.tolist())}
+
+    def hit_at(self, position: int) -> Hit:
+        """The shortlisted tool at `position` (0 = the best fused)."""
+        s = self.scored
+        row = int(s.shortlist[position])
+        phrase = float(s.phrase[position])
+        signals = {
+            WHOLE: SignalScore(_rounded(s.whole[row]), int(np.count_nonzero(s.whole > s.whole[row])) + 1),
+            PHRASE: SignalScore(_rounded(phrase), int(np.count_nonzero(s.phrase > phrase)) + 1),
+            LEXICAL: SignalScore(_rounded(s.lexical[row]), int(np.count_nonzero(s.lexical > s.lexical[row])) + 1),
+        }
+        relevance = max(float(s.whole[row]), phrase if np.isfinite(phrase) else -1.0)
+        return Hit(self.index.rows[row], round(float(s.fused[position]), 4), position + 1, signals, relevance)
 
     def get(self, key: str) -> Hit | None:
         tool = self.index.by_key.get(key)
-        if tool is None or tool.row is None or self.scores[tool.row] == -np.inf:
+        if tool is None or tool.row is None or not np.isfinite(self.scored.whole[tool.row]):
             return None
-        score = self.scores[tool.row]
-        return Hit(tool, round(float(score), 4), int(np.count_nonzero(self.scores > score)) + 1)
+        position = self._position.get(tool.row)
+        if position is not None:
+            return self.hit_at(position)
+        return self._outside(tool, tool.row)
+
+    def _outside(self, tool: IndexedTool, row: int) -> Hit:
+        """A tool outside the shortlist: behind every shortlisted tool (then by whole-text cosine), its phrase
+        score computed alone; phrase ranks are among the shortlist."""
+        s = self.scored
+        phrase = float(phrase_scores(self.index.phrases, np.array([row]), self.query, self.config.negative_weight)[0])
+        signals = {
+            WHOLE: SignalScore(_rounded(s.whole[row]), int(np.count_nonzero(s.whole > s.whole[row])) + 1),
+            PHRASE: SignalScore(_rounded(phrase), int(np.count_nonzero(s.phrase > phrase)) + 1),
+            LEXICAL: SignalScore(_rounded(s.lexical[row]), int(np.count_nonzero(s.lexical > s.lexical[row])) + 1),
+        }
+        relevance = max(float(s.whole[row]), phrase if np.isfinite(phrase) else -1.0)
+        outside = np.isfinite(s.whole)
+        outside[s.shortlist] = False
+        rank = len(s.shortlist) + 1 + int(np.count_nonzero(outside & (s.whole > s.whole[row])))
+        return Hit(tool, float("-inf"), rank, signals, relevance)
+
+    def by_signal(self, signal: str, n: int) -> list[str]:
+        """Declared ids of the best `n` eligible tools by one signal alone (or `fused`), best first."""
+        s = self.scored
+        if signal == FUSED:
+            rows = s.shortlist[:n]
+        elif signal == PHRASE:
+            rows = s.shortlist[np.argsort(-s.phrase, kind="stable")][:n]
+        else:
+            values = s.whole if signal == WHOLE else s.lexical
+            eligible = np.flatnonzero(np.isfinite(values))
+            rows = eligible[np.argsort(-values[eligible], kind="stable")][:n]
+        return [self.index.rows[int(r)].declared_id for r in rows]
 
 
 def rank_prompt(
-    index: SystemIndex, row_mask: np.ndarray, query: np.ndarray, *, top_k: int
+    index: SystemIndex, row_mask: np.ndarray, query: np.ndarray, prompt: str, *, top_k: int, config: RankingConfig
 ) -> tuple[list[Hit], LazyRanks]:
-    """The best eligible tools by cosine to `query` (at least the top k, best first), and the rank of any other."""
-    scores = np.where(row_mask, index.matrix @ query, -np.inf)
-    head = min(len(scores), max(RANKING_HEAD, top_k))
-    order = np.argpartition(-scores, head - 1)[:head] if head < len(scores) else np.arange(len(scores))
-    order = order[np.argsort(-scores[order], kind="stable")]
-    ranking: list[Hit] = []
-    for rank, row in enumerate(order.tolist(), start=1):
-        if scores[row] == -np.inf:  # the rest are not eligible under the profile
-            break
-        ranking.append(Hit(index.rows[row], round(float(scores[row]), 4), rank))
-    return ranking, LazyRanks(index, scores)
+    """The best eligible tools by fused score (at least the top k, best first), and the rank of any other."""
+    scored = score_prompt(
+        whole_matrix=index.matrix,
+        phrases=index.phrases,
+        lexical=index.lexical,
+        row_mask=row_mask,
+        query=query,
+        prompt=prompt,
+        config=config,
+    )
+    ranks = LazyRanks(index, scored, query, config)
+    head = min(len(scored.shortlist), max(RANKING_HEAD, top_k))
+    return [ranks.hit_at(n) for n in range(head)], ranks
 
 
 def rag_hits(ranking: list[Hit], *, top_k: int, min_score: float) -> list[Proposed]:
     """The top k of the ranking that reach the minimum score, with activation reason `rag-retrieved`."""
-    kept = [h for h in ranking[:top_k] if h.score >= min_score]
+    kept = [h for h in ranking[:top_k] if h.relevance >= min_score]
     return [Proposed(h.tool.declared_id, RAG_RETRIEVED, h.score, h.rank) for h in kept]
 
 

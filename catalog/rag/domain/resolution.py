@@ -20,6 +20,7 @@ import numpy as np
 from catalog.domain.keys import canonical_key
 from catalog.domain.snapshot import Candidate, candidate_set_id, order_candidates, shed_to_budget
 from catalog.domain.vocabulary import Plane
+from catalog.rag.domain.hybrid import LEXICAL, PHRASE, WHOLE, RankingConfig
 from catalog.rag.domain.index import MISSING, NO_TEXT, STALE, IndexedProfile, IndexedTool, SystemIndex
 from catalog.rag.domain.ranking import Hit, LazyRanks, policy_additions, rag_hits, rank_prompt
 
@@ -41,6 +42,8 @@ class Request:
     top_k: int
     min_score: float
     byte_budget: int | None
+    prompt: str = ""  # as typed: what the lexical signal reads
+    ranking: RankingConfig = field(default_factory=RankingConfig)
 
 
 @dataclass
@@ -74,7 +77,9 @@ def assemble_snapshot(index: SystemIndex, request: Request) -> Snapshot:
     ranking: list[Hit] = []
     ranks: LazyRanks | None = None
     if request.query is not None and index.rows:
-        ranking, ranks = rank_prompt(index, row_mask, request.query, top_k=request.top_k)
+        ranking, ranks = rank_prompt(
+            index, row_mask, request.query, request.prompt, top_k=request.top_k, config=request.ranking
+        )
     ordered = order_candidates(
         policy_additions=policy_additions(
             index, attachments=request.attachments, multi_entity_intake=request.multi_entity_intake
@@ -124,7 +129,9 @@ def why_not(snapshot: Snapshot, expected: str) -> str:
     if key in snapshot.tool_ids:
         position = snapshot.tool_ids.index(key) + 1
         reasons = ", ".join(snapshot.activation_reasons[key])
-        return f"{expected} is in the set at position {position} ({reasons})."
+        hit = snapshot.ranks.get(key) if snapshot.ranks is not None else None
+        signals = f"; {signal_summary(hit)}" if hit is not None else ""
+        return f"{expected} is in the set at position {position} ({reasons}{signals})."
     if any(c.key == key for c in snapshot.shed):
         return f"{expected} was retrieved but shed by the byte budget ({snapshot.byte_budget} bytes) from the tail."
     tool = snapshot.index.by_key.get(key) if snapshot.index else None
@@ -137,13 +144,40 @@ def why_not(snapshot: Snapshot, expected: str) -> str:
         return _not_ranked(snapshot, tool)
     if hit.rank > snapshot.top_k:
         return (
-            f"{tool.declared_id} ranked {hit.rank} with score {hit.score:.3f}, below the top {snapshot.top_k}: "
-            "harden its ragDescription / ragKeywords for prompts like this one."
+            f"{tool.declared_id} ranked {hit.rank}, below the top {snapshot.top_k} ({signal_summary(hit)}): "
+            f"{advice(hit)}"
         )
     return (
-        f"{tool.declared_id} ranked {hit.rank} but its score {hit.score:.3f} is below the minimum "
-        f"{snapshot.min_score:.2f}."
+        f"{tool.declared_id} ranked {hit.rank} but its best cosine {hit.relevance:.3f} is below the minimum "
+        f"{snapshot.min_score:.2f} ({signal_summary(hit)})."
     )
+
+
+SIGNAL_LABELS = {WHOLE: "whole text", PHRASE: "best phrase", LEXICAL: "shared words"}
+
+
+def signal_summary(hit: Hit) -> str:
+    """Each signal's score and rank, e.g. `whole text 0.412 #12, best phrase 0.530 #3, shared words 0.000 #40`."""
+    parts = []
+    for name, label in SIGNAL_LABELS.items():
+        signal = hit.signals[name]
+        score = "none" if signal.score is None else f"{signal.score:.3f}"
+        parts.append(f"{label} {score} #{signal.rank}")
+    return ", ".join(parts)
+
+
+# A signal that ranks the tool this far down is the one to work on.
+_WEAK_RANK = 10
+
+
+def advice(hit: Hit) -> str:
+    """What a catalog author can add, by which signal ranks the tool lowest."""
+    lexical, phrase = hit.signals[LEXICAL], hit.signals[PHRASE]
+    if lexical.rank > _WEAK_RANK and (lexical.score or 0) < 0.05:
+        return "the prompt shares no words with it: add the prompt's own words to its ragKeywords."
+    if phrase.rank > _WEAK_RANK:
+        return "no keyword or sentence of it means what the prompt asks: add a keyword phrased like the prompt."
+    return "other tools match better on every signal: sharpen its USE WHEN and DO NOT USE WHEN lines."
 
 
 def _not_ranked(snapshot: Snapshot, tool: IndexedTool) -> str:

@@ -1,25 +1,46 @@
 """The retrieval index in process: the live catalog with its current vectors, rebuilt when either changes.
 
-Two small queries check that the cached index still holds (the catalog version and the newest vector); a rebuild
-reads every live tool and vector once.
+Two small queries check that the cached index still holds (the catalog version and the newest vector). A rebuild
+reads every live tool and the list of vectors, but fetches and prepares only what changed since the last build:
+each tool text's vectors (whole text and phrases) and its lexical row are kept per (tool, text, time embedded), so
+when one tool changes, one tool's pieces are read and computed again.
 """
 
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from django.db.models import Max
+from scipy import sparse
 
 from catalog.core.cache import catalog_version
 from catalog.models import CatalogProfile, ForcedFloor, Tool, ToolEmbedding
+from catalog.rag.domain.hybrid import phrase_matrix
 from catalog.rag.domain.index import CURRENT, IndexedProfile, IndexedTool, RagIndex, SystemIndex, vector_state
+from catalog.rag.domain.lexical import lexical_index, term_counts
+from catalog.rag.domain.phrases import lexical_text, tool_phrases
 
 _lock = threading.Lock()
 _cached: RagIndex | None = None
 
-StoredVectors = dict[int, dict[str, bytes]]  # tool pk → {text hash the vector came from: little-endian float32}
+
+@dataclass(frozen=True)
+class Piece:
+    """One stored vector row, ready for the matrices: the whole-text vector and the phrase vectors."""
+
+    embedded_at: object
+    whole: np.ndarray
+    phrases: np.ndarray  # (n, dim): positives then negatives; (0, dim) when made before phrases
+
+
+StoredVectors = dict[int, dict[str, Piece]]  # tool pk → {text hash the vector came from: its piece}
+# Kept across builds: (tool pk, text hash) → piece, and (text hash, declared id) → lexical count row.
+_pieces: dict[tuple[int, str], Piece] = {}
+_lexical_rows: dict[tuple[str, str], sparse.csr_matrix] = {}
+_lexical_used: set[tuple[str, str]] = set()  # the rows the build in progress used: the others are dropped after it
 
 
 def _vectors_version(model_id: str) -> tuple[object, ...]:
@@ -62,18 +83,34 @@ def _build(version: tuple[object, ...], model_id: str) -> RagIndex:
         p.slug: IndexedProfile(p.slug, p.system, list(p.availabilities), list(p.includes), p.clinical)
         for p in CatalogProfile.objects.all()
     }
+    for unused in set(_lexical_rows) - _lexical_used:
+        del _lexical_rows[unused]
+    _lexical_used.clear()
     return RagIndex(version, model_id, systems, profiles, in_effect)
 
 
 def _stored_vectors(model_id: str) -> StoredVectors:
-    stored: StoredVectors = {}
-    rows = (
-        ToolEmbedding.objects.filter(model_id=model_id, tool__retired_in__isnull=True)
-        .values_list("tool_id", "text_sha256", "vector")
-        .iterator(chunk_size=2000)
+    """Every live tool's vectors for the model; blobs are fetched only for rows not already kept from an earlier
+    build (a row re-embedded since carries a newer time)."""
+    listing = list(
+        ToolEmbedding.objects.filter(model_id=model_id, tool__retired_in__isnull=True).values_list(
+            "pk", "tool_id", "text_sha256", "embedded_at"
+        )
     )
-    for tool_id, sha, vec in rows:
-        stored.setdefault(tool_id, {})[sha] = bytes(vec)
+    fresh = [pk for pk, tool_id, sha, at in listing if getattr(_pieces.get((tool_id, sha)), "embedded_at", None) != at]
+    for start in range(0, len(fresh), 2000):
+        rows = ToolEmbedding.objects.filter(pk__in=fresh[start : start + 2000]).values_list(
+            "tool_id", "text_sha256", "embedded_at", "dim", "vector", "phrases"
+        )
+        for tool_id, sha, at, dim, vector, phrases in rows:
+            whole = np.frombuffer(bytes(vector), dtype="<f4")
+            _pieces[(tool_id, sha)] = Piece(at, whole, np.frombuffer(bytes(phrases), dtype="<f4").reshape(-1, dim))
+    wanted = {(tool_id, sha) for _, tool_id, sha, _ in listing}
+    for gone in set(_pieces) - wanted:
+        del _pieces[gone]
+    stored: StoredVectors = {}
+    for _, tool_id, sha, _ in listing:
+        stored.setdefault(tool_id, {})[sha] = _pieces[(tool_id, sha)]
     return stored
 
 
@@ -98,10 +135,12 @@ def _system_index(
     revision: object,
 ) -> SystemIndex:
     """One system's tools in declared-id order, each as (row, the declaration served, the hash of its embedded
-    text); only vectors of that text enter the matrix."""
+    text); only vectors of that text enter the matrices."""
     indexed: list[IndexedTool] = []
     rows: list[IndexedTool] = []
-    arrays: list[np.ndarray] = []
+    wholes: list[np.ndarray] = []
+    phrase_rows: list[tuple[np.ndarray, np.ndarray]] = []
+    lexical_rows: list[sparse.csr_matrix] = []
     for t, declared, text_sha in tools:
         stored = vectors.get(t.pk, {})
         found = text_sha if text_sha in stored else next(iter(stored), None)
@@ -109,16 +148,42 @@ def _system_index(
         item = _indexed_tool(t, declared, text_sha, row=len(rows) if state == CURRENT else None, state=state)
         indexed.append(item)
         if state == CURRENT:
+            piece = stored[text_sha]
             rows.append(item)
-            arrays.append(np.frombuffer(stored[text_sha], dtype="<f4"))
+            wholes.append(piece.whole)
+            phrase_rows.append(_split_phrases(piece, declared))
+            lexical_rows.append(_lexical_row(text_sha, t.declared_id, declared))
+    dim = wholes[0].shape[0] if wholes else 1
     return SystemIndex(
         tools=indexed,
         by_key={t.key: t for t in indexed},
-        matrix=np.vstack(arrays) if arrays else np.zeros((0, 1), dtype=np.float32),
+        matrix=np.vstack(wholes) if wholes else np.zeros((0, 1), dtype=np.float32),
         rows=rows,
         floors=floors,
         revision=revision,
+        phrase_vectors=phrase_matrix(phrase_rows, dim),
+        lexical_rows=lexical_index(lexical_rows),
     )
+
+
+def _split_phrases(piece: Piece, declared: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """(positive, negative) phrase vectors; none when the row holds another count than the text has phrases (a
+    row made before phrases, or by another scheme: the sweep re-embeds it)."""
+    phrases = tool_phrases(declared["rag_description"], declared["rag_keywords"])
+    if piece.phrases.shape[0] != len(phrases.all):
+        empty = np.zeros((0, piece.whole.shape[0]), dtype=np.float32)
+        return empty, empty
+    cut = len(phrases.positive)
+    return piece.phrases[:cut], piece.phrases[cut:]
+
+
+def _lexical_row(text_sha: str, declared_id: str, declared: dict[str, Any]) -> sparse.csr_matrix:
+    _lexical_used.add((text_sha, declared_id))
+    row = _lexical_rows.get((text_sha, declared_id))
+    if row is None:
+        text = lexical_text(declared["rag_description"], declared["rag_keywords"], declared_id)
+        row = _lexical_rows[(text_sha, declared_id)] = term_counts([text])
+    return row
 
 
 def _indexed_tool(t: Tool, declared: dict[str, Any], text_sha: str, *, row: int | None, state: str) -> IndexedTool:

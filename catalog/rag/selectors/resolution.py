@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 from django.conf import settings
 
+from catalog.rag.domain.hybrid import RankingConfig
 from catalog.rag.domain.index import IndexedProfile, RagIndex, SystemIndex
 from catalog.rag.domain.resolution import Request, Snapshot, assemble_snapshot
 from catalog.rag.embedders import Embedder, get_embedder
@@ -53,8 +54,19 @@ def snapshot_resolve(
         top_k=top_k,
         min_score=settings.CONDOR_RAG_MIN_SCORE,
         byte_budget=byte_budget,
+        prompt=prompt,
+        ranking=ranking_config(),
     )
     return assemble_snapshot(system_index, request)
+
+
+def ranking_config() -> RankingConfig:
+    """The hybrid ranking as configured (TOOLS.md, "Tool-RAG"): equal weights, chosen on the tuning cases."""
+    return RankingConfig(
+        fusion=settings.CONDOR_RAG_FUSION,
+        shortlist=settings.CONDOR_RAG_SHORTLIST,
+        negative_weight=settings.CONDOR_RAG_NEGATIVE_WEIGHT,
+    )
 
 
 def _checked_top_k(top_k: int | None) -> int:

@@ -13,6 +13,7 @@ import numpy as np
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
 
 from catalog.models import Tool, ToolEmbedding
+from catalog.rag.domain.phrases import PHRASE_SCHEME
 from catalog.rag.embedders import configured_model_id
 
 
@@ -22,9 +23,12 @@ def embeddable_tools() -> QuerySet[Tool]:
 
 
 def _vector(model_id: str, text_sha: str | None = None) -> Exists:
-    """Whether the tool has a vector for the model (of the text whose hash is in column `text_sha`, when given)."""
+    """Whether the tool has a vector for the model (of the text whose hash is in column `text_sha`, with phrases of
+    the current scheme, when given)."""
     vectors = ToolEmbedding.objects.filter(tool=OuterRef("pk"), model_id=model_id)
-    return Exists(vectors.filter(text_sha256=OuterRef(text_sha)) if text_sha else vectors)
+    if text_sha:
+        return Exists(vectors.filter(text_sha256=OuterRef(text_sha), phrase_scheme=PHRASE_SCHEME))
+    return Exists(vectors)
 
 
 def lacking_vectors(tools: QuerySet[Tool], model_id: str) -> QuerySet[Tool]:

@@ -19,6 +19,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from catalog.models import Tool, ToolEmbedding
+from catalog.rag.domain.phrases import PHRASE_SCHEME, Phrases, tool_phrases
 from catalog.rag.domain.text import embedding_text
 from catalog.rag.embedders import Embedder, get_embedder
 from catalog.rag.selectors.vectors import embeddable_tools, lacking_vectors
@@ -42,7 +43,7 @@ class RefreshResult:
 
 def embeddings_refresh(tool_ids: Iterable[int], *, embedder: Embedder | None = None) -> RefreshResult:
     """Embed the texts of `tool_ids` that have no vector yet (re-reading their newest text and the text in effect),
-    then delete the vectors of texts that are neither.
+    each with its phrases, then delete the vectors of texts that are neither.
 
     Idempotent: a tool whose vectors already match its texts (and the model) is skipped, so a redelivered or
     duplicated task costs two queries and no embedder call.
@@ -59,26 +60,34 @@ def embeddings_refresh(tool_ids: Iterable[int], *, embedder: Embedder | None = N
     if not todo:
         systems = frozenset(Tool.objects.filter(pk__in=ids).values_list("system", flat=True).distinct())
         return RefreshResult([], len(ids), systems)
-    vectors = embedder.embed([text for _, _, text in todo])
+    # One embedder call for the texts and all their phrases: each text's vector, then its phrases' vectors.
+    flat = [piece for _, _, text, phrases in todo for piece in (text, *phrases.all)]
+    vectors = embedder.embed(flat)
     now = timezone.now()
-    objs = [
-        ToolEmbedding(
-            tool_id=pk,
-            model_id=model_id,
-            text_sha256=sha,
-            dim=int(vectors.shape[1]),
-            vector=np.ascontiguousarray(vector, dtype="<f4").tobytes(),
-            embedded_at=now,
+    objs = []
+    at = 0
+    for pk, sha, _, phrases in todo:
+        count = len(phrases.all)
+        objs.append(
+            ToolEmbedding(
+                tool_id=pk,
+                model_id=model_id,
+                text_sha256=sha,
+                dim=int(vectors.shape[1]),
+                vector=np.ascontiguousarray(vectors[at], dtype="<f4").tobytes(),
+                phrases=np.ascontiguousarray(vectors[at + 1 : at + 1 + count], dtype="<f4").tobytes(),
+                phrase_scheme=PHRASE_SCHEME,
+                embedded_at=now,
+            )
         )
-        for (pk, sha, _), vector in zip(todo, vectors, strict=True)
-    ]
-    embedded = sorted({pk for pk, _, _ in todo})
+        at += 1 + count
+    embedded = sorted({pk for pk, _, _, _ in todo})
     with transaction.atomic():
         ToolEmbedding.objects.bulk_create(
             objs,
             update_conflicts=True,
             unique_fields=["tool", "model_id", "text_sha256"],
-            update_fields=["dim", "vector", "embedded_at"],
+            update_fields=["dim", "vector", "phrases", "phrase_scheme", "embedded_at"],
         )
         # Against the tools' columns as they are now (one statement): a text an import changed meanwhile keeps
         # the vector another worker just made for it.
@@ -88,20 +97,25 @@ def embeddings_refresh(tool_ids: Iterable[int], *, embedder: Embedder | None = N
     return RefreshResult(embedded, len(ids) - len(embedded), frozenset(r["system"] for r in rows))
 
 
-def _texts_to_embed(rows: Sequence[Mapping[str, Any]], model_id: str) -> list[tuple[int, str, str]]:
-    """(tool id, text hash, text) of each text of `rows` with no vector for the model yet."""
+def _texts_to_embed(rows: Sequence[Mapping[str, Any]], model_id: str) -> list[tuple[int, str, str, Phrases]]:
+    """(tool id, text hash, text, its phrases) of each text of `rows` with no vector of this phrase scheme for
+    the model yet."""
     stored = set(
-        ToolEmbedding.objects.filter(tool_id__in=[r["pk"] for r in rows], model_id=model_id).values_list(
-            "tool_id", "text_sha256"
-        )
+        ToolEmbedding.objects.filter(
+            tool_id__in=[r["pk"] for r in rows], model_id=model_id, phrase_scheme=PHRASE_SCHEME
+        ).values_list("tool_id", "text_sha256")
     )
-    todo: list[tuple[int, str, str]] = []
+    todo: list[tuple[int, str, str, Phrases]] = []
     for r in rows:
-        texts = {r["rag_text_sha256"]: embedding_text(r["rag_description"], r["rag_keywords"])}
+        sources = {r["rag_text_sha256"]: (r["rag_description"], r["rag_keywords"])}
         in_effect = r["in_effect"]
-        if in_effect and r["in_effect_text_sha256"] and r["in_effect_text_sha256"] not in texts:
-            texts[r["in_effect_text_sha256"]] = embedding_text(in_effect["rag_description"], in_effect["rag_keywords"])
-        todo.extend((r["pk"], sha, text) for sha, text in texts.items() if (r["pk"], sha) not in stored)
+        if in_effect and r["in_effect_text_sha256"] and r["in_effect_text_sha256"] not in sources:
+            sources[r["in_effect_text_sha256"]] = (in_effect["rag_description"], in_effect["rag_keywords"])
+        todo.extend(
+            (r["pk"], sha, embedding_text(description, keywords), tool_phrases(description, keywords))
+            for sha, (description, keywords) in sources.items()
+            if (r["pk"], sha) not in stored
+        )
     return todo
 
 

@@ -8,7 +8,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from catalog.models import Tool
 from catalog.rag import embedders
+from catalog.rag.domain.phrases import tool_phrases
 from catalog.rag.selectors import resolution
 from catalog.rag.selectors.vectors import embeddable_tools
 from catalog.rag.services import vectors
@@ -33,6 +35,11 @@ class CountingEmbedder:
     @property
     def texts(self) -> int:
         return sum(len(c) for c in self.calls)
+
+
+def pieces_of(*tools: Tool) -> int:
+    """How many texts the worker embeds for these tools: each one's whole text and each of its phrases."""
+    return sum(1 + len(tool_phrases(t.rag_description, t.rag_keywords).all) for t in tools)
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from catalog.models import Finding, Tool, ToolEmbedding
+from catalog.rag.domain.phrases import PHRASE_SCHEME, tool_phrases
 from catalog.rag.selectors.vectors import embedding_status, tools_needing_vectors
 from catalog.rag.services import siblings
 from catalog.rag.services.siblings import sibling_findings_refresh
@@ -18,7 +19,7 @@ from catalog.rag.services.vectors import embeddings_refresh
 from catalog.rag.tasks import embed_tools, sweep_embeddings
 from catalog.services.imports import catalog_import
 
-from .conftest import DEMO, CountingEmbedder
+from .conftest import DEMO, CountingEmbedder, pieces_of
 
 
 def demo_condor() -> dict[str, Any]:
@@ -40,8 +41,9 @@ def test_an_import_embeds_every_tool_once_in_a_few_batched_calls(
 ) -> None:
     settings.CONDOR_EMBED_BATCH = 32
     reimport(demo_condor(), django_capture_on_commit_callbacks)
-    live = Tool.objects.live().exclude(rag_text_sha256="").count()
-    assert counting_embedder.texts == live
+    tools = list(Tool.objects.live().exclude(rag_text_sha256=""))
+    live = len(tools)
+    assert counting_embedder.texts == pieces_of(*tools)  # each text and each of its phrases, once
     assert len(counting_embedder.calls) == -(-live // 32)  # batches, not one call per tool
     status = embedding_status()
     assert (status.embedded, status.stale, status.missing) == (live, 0, 0)
@@ -62,7 +64,9 @@ def test_changing_one_ragdescription_re_embeds_exactly_that_tool(
 
     assert len(counting_embedder.calls) == 1
     [texts] = counting_embedder.calls
-    assert len(texts) == 1 and "respiratory rate" in texts[0]
+    vitals = Tool.objects.get(system="condor", declared_id="listVitals")
+    assert len(texts) == pieces_of(vitals) and "respiratory rate" in texts[0]
+    assert "Includes the respiratory rate." in texts  # the new sentence is a phrase of its own
     after = dict(ToolEmbedding.objects.values_list("tool__declared_id", "text_sha256"))
     assert {k for k in after if after[k] != before[k]} == {"listVitals"}
     assert ToolEmbedding.objects.count() == len(before)  # updated in place, not duplicated
@@ -85,8 +89,9 @@ def test_changing_a_keyword_re_embeds_but_a_non_embedded_field_does_not(
     keyword = copy.deepcopy(only_owner_facing)
     find(keyword, "recordVitals")["ragKeywords"]["de"].append("Puls eintragen")
     reimport(keyword, django_capture_on_commit_callbacks)
-    assert [len(c) for c in counting_embedder.calls] == [1]
-    assert "Puls eintragen" in counting_embedder.calls[0][0]
+    record = Tool.objects.get(system="condor", declared_id="recordVitals")
+    assert [len(c) for c in counting_embedder.calls] == [pieces_of(record)]
+    assert "Puls eintragen" in counting_embedder.calls[0][0] and "Puls eintragen" in counting_embedder.calls[0]
 
 
 @pytest.mark.django_db
@@ -108,7 +113,7 @@ def test_the_sweep_queues_missing_and_stale_vectors_and_a_new_model_counts_as_mi
     assert (status.stale, status.missing) == (1, 1)
     counting_embedder.calls.clear()
     assert sweep_embeddings() == 2
-    assert sum(len(c) for c in counting_embedder.calls) == 2
+    assert counting_embedder.texts == pieces_of(vitals, Tool.objects.get(system="condor", declared_id="recordVitals"))
     assert embedding_status().stale == embedding_status().missing == 0
 
     other_model = tools_needing_vectors(model_id="another-model@1")
@@ -184,3 +189,21 @@ def test_a_redelivered_batch_still_completes_its_system(
     counting_embedder.calls.clear()
     assert embed_tools(ids) == 0 and counting_embedder.texts == 0
     assert Finding.objects.filter(rule="sibling-near-duplicate", tool__declared_id="listVisits").exists()
+
+
+@pytest.mark.django_db
+def test_a_vector_made_before_phrases_keeps_serving_and_the_sweep_adds_its_phrases(
+    counting_embedder: CountingEmbedder, demo_embedded: None
+) -> None:
+    vitals = Tool.objects.get(system="condor", declared_id="listVitals")
+    row = ToolEmbedding.objects.get(tool=vitals)
+    phrases = tool_phrases(vitals.rag_description, vitals.rag_keywords)
+    assert len(row.phrases) == len(phrases.all) * row.dim * 4  # float32, positives then negatives
+    assert phrases.negative and all("DO NOT USE" not in p for p in phrases.all)
+    ToolEmbedding.objects.filter(tool=vitals).update(phrases=b"", phrase_scheme=0)  # as the upgrade leaves it
+    assert embedding_status().stale == 1 and tools_needing_vectors() == [vitals.pk]
+    counting_embedder.calls.clear()
+    assert sweep_embeddings() == 1
+    assert counting_embedder.texts == pieces_of(vitals)
+    row = ToolEmbedding.objects.get(tool=vitals)
+    assert row.phrase_scheme == PHRASE_SCHEME and len(row.phrases) == len(phrases.all) * row.dim * 4

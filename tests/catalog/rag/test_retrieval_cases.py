@@ -19,7 +19,7 @@ from catalog.domain.profiles import is_plan_eligible
 from tests.conftest import ROOT
 
 DEMO = ROOT / "catalog" / "demo"
-CASE_KEYS = {"id", "prompt", "language", "system", "profile", "attachments", "multiEntityIntake", "expected"}
+CASE_KEYS = {"id", "prompt", "language", "system", "profile", "attachments", "multiEntityIntake", "expected", "split"}
 
 
 def load_cases() -> dict[str, Any]:

@@ -1,0 +1,158 @@
+"""Hybrid ranking: three signals per eligible tool, fused into one ranking (TOOLS.md, "Tool-RAG", signals).
+
+- `whole`: cosine of the prompt with the tool's whole embedded text (description and every keyword);
+- `phrase`: the best cosine of the prompt with one of the tool's phrases (a keyword or a description sentence,
+  each embedded alone), lowered when the prompt matches its `DO NOT USE WHEN` sentence better;
+- `lexical`: TF-IDF cosine over character n-grams (German compounds and inflections).
+
+`whole` and `lexical` are scored over every eligible row (a matrix product each); the shortlist is the best
+`shortlist` rows of either, and `phrase` and the fusion run over it: the phrase vectors are ten times as many
+as the tools. Fusion is per query: reciprocal rank (`rrf`) or z-scores (`norm`), weighted (both measured in
+bench/retrieval_quality.py; the default is the better one on the tuning cases).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from catalog.rag.domain.lexical import LexicalIndex
+
+WHOLE, PHRASE, LEXICAL = "whole", "phrase", "lexical"
+SIGNALS = (WHOLE, PHRASE, LEXICAL)
+RRF, NORM = "rrf", "norm"
+
+
+@dataclass(frozen=True)
+class RankingConfig:
+    fusion: str = NORM
+    weights: Mapping[str, float] = field(default_factory=lambda: {WHOLE: 1.0, PHRASE: 1.0, LEXICAL: 1.0})
+    rrf_k: float = 60.0
+    shortlist: int = 200
+    negative_weight: float = 1.0  # how much a better-matching DO NOT USE WHEN sentence lowers the phrase score
+
+
+@dataclass(frozen=True)
+class PhraseMatrix:
+    """Phrase vectors of the system's rows, grouped by row: row r's positives are `positive[pos_start[r]:
+    pos_start[r + 1]]`, its negatives likewise."""
+
+    positive: np.ndarray  # (P, d) float16: halves the memory; scored in float32 after the gather
+    pos_start: np.ndarray  # (rows + 1,) int64
+    negative: np.ndarray  # (N, d) float16
+    neg_start: np.ndarray  # (rows + 1,) int64
+
+    @property
+    def count(self) -> int:
+        return int(self.positive.shape[0] + self.negative.shape[0])
+
+
+def phrase_matrix(per_row: list[tuple[np.ndarray, np.ndarray]], dim: int) -> PhraseMatrix:
+    """From each row's (positive vectors, negative vectors), in row order."""
+
+    def stacked(part: int) -> tuple[np.ndarray, np.ndarray]:
+        blocks = [pair[part] for pair in per_row]
+        sizes = np.array([len(b) for b in blocks], dtype=np.int64)
+        start = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        present = [b for b in blocks if len(b)]
+        matrix = np.vstack(present).astype(np.float16) if present else np.zeros((0, dim), np.float16)
+        return matrix, start
+
+    positive, pos_start = stacked(0)
+    negative, neg_start = stacked(1)
+    return PhraseMatrix(positive, pos_start, negative, neg_start)
+
+
+def _best_per_row(matrix: np.ndarray, start: np.ndarray, rows: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """The best cosine among each row's phrases, for `rows` (-inf where a row has none)."""
+    lengths = start[rows + 1] - start[rows]
+    best = np.full(len(rows), -np.inf, dtype=np.float32)
+    has = lengths > 0
+    if not has.any():
+        return best
+    picked, picked_lengths = rows[has], lengths[has]
+    index = np.concatenate([np.arange(start[r], start[r + 1]) for r in picked.tolist()])
+    sims = matrix[index].astype(np.float32) @ query
+    offsets = np.concatenate([[0], np.cumsum(picked_lengths)[:-1]])
+    best[has] = np.maximum.reduceat(sims, offsets)
+    return best
+
+
+def phrase_scores(phrases: PhraseMatrix, rows: np.ndarray, query: np.ndarray, negative_weight: float) -> np.ndarray:
+    """Each row's best positive phrase, less `negative_weight` × how far its best negative sentence beats it."""
+    positive = _best_per_row(phrases.positive, phrases.pos_start, rows, query)
+    if negative_weight == 0 or phrases.negative.shape[0] == 0:
+        return positive
+    negative = _best_per_row(phrases.negative, phrases.neg_start, rows, query)
+    margin = np.where(np.isfinite(negative) & np.isfinite(positive), np.maximum(negative - positive, 0), 0)
+    return (positive - negative_weight * margin).astype(np.float32)
+
+
+def ranks_of(scores: np.ndarray) -> np.ndarray:
+    """1-based rank of each score: one more than the number of better scores, so ties share the better rank (a
+    signal that cannot tell tools apart favours none of them); -inf entries rank last."""
+    descending = np.sort(-scores)
+    return np.searchsorted(descending, -scores, side="left").astype(np.int64) + 1
+
+
+def _zscores(values: np.ndarray) -> np.ndarray:
+    finite = np.isfinite(values)
+    if not finite.any():
+        return np.zeros_like(values)
+    spread = float(values[finite].std())
+    centred = (values - float(values[finite].mean())) / (spread if spread > 1e-9 else 1.0)
+    return np.where(finite, centred, float(centred[finite].min()) - 1.0)
+
+
+def fuse(signals: Mapping[str, np.ndarray], config: RankingConfig) -> np.ndarray:
+    """One score per shortlisted row from the signals' scores over the shortlist (higher is better)."""
+    total = np.zeros(len(next(iter(signals.values()))), dtype=np.float64)
+    for name, values in signals.items():
+        weight = config.weights.get(name, 0.0)
+        if weight == 0:
+            continue
+        if config.fusion == RRF:
+            total += weight / (config.rrf_k + ranks_of(values))
+        else:
+            total += weight * _zscores(values.astype(np.float64))
+    return total
+
+
+@dataclass(frozen=True)
+class Scored:
+    """One prompt scored over a system's rows: `whole` and `lexical` for every row (-inf where not eligible);
+    the shortlist, with its phrase and fused scores, best fused first."""
+
+    whole: np.ndarray
+    lexical: np.ndarray
+    shortlist: np.ndarray  # row numbers, best fused first
+    phrase: np.ndarray  # per shortlisted row, same order
+    fused: np.ndarray  # per shortlisted row, same order
+
+
+def _top(scores: np.ndarray, n: int) -> np.ndarray:
+    eligible = np.flatnonzero(np.isfinite(scores))
+    if len(eligible) <= n:
+        return eligible
+    return eligible[np.argpartition(-scores[eligible], n - 1)[:n]]
+
+
+def score_prompt(
+    *,
+    whole_matrix: np.ndarray,
+    phrases: PhraseMatrix,
+    lexical: LexicalIndex,
+    row_mask: np.ndarray,
+    query: np.ndarray,
+    prompt: str,
+    config: RankingConfig,
+) -> Scored:
+    whole = np.where(row_mask, whole_matrix @ query, -np.inf).astype(np.float32)
+    lex = np.where(row_mask, lexical.scores(prompt), -np.inf).astype(np.float32)
+    shortlist = np.union1d(_top(whole, config.shortlist), _top(lex, config.shortlist)).astype(np.int64)
+    phrase = phrase_scores(phrases, shortlist, query, config.negative_weight)
+    fused = fuse({WHOLE: whole[shortlist], PHRASE: phrase, LEXICAL: lex[shortlist]}, config)
+    order = np.lexsort((shortlist, -fused))  # best fused first; ties by row (declared-id order)
+    return Scored(whole, lex, shortlist[order], phrase[order], fused[order])

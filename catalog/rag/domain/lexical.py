@@ -1,0 +1,69 @@
+"""The lexical signal: TF-IDF over character n-grams of a tool's words (TOOLS.md, "Tool-RAG", signals).
+
+Character 3- to 5-grams within word boundaries (scikit-learn's `char_wb`) meet German compounds and inflections
+half way: "Blutdruckverlauf" shares "blut", "druck", "verl" with "Blutdruck" and "Verlauf", "Wechselwirkungen" with
+"Wechselwirkung". The n-grams are hashed (no vocabulary to fit), so each tool's row is computed from its own text
+alone and kept per text: when one tool changes, only its row is computed again; the inverse document frequencies
+are recounted over the rows, which costs a sparse column sum.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+from sklearn.feature_extraction.text import HashingVectorizer
+
+N_FEATURES = 2**20
+NGRAMS = (3, 5)
+_VECTORIZER = HashingVectorizer(
+    analyzer="char_wb",
+    ngram_range=NGRAMS,
+    n_features=N_FEATURES,
+    alternate_sign=False,
+    norm=None,
+    lowercase=True,
+    dtype=np.float32,
+)
+
+
+def term_counts(texts: Sequence[str]) -> sparse.csr_matrix:
+    """One row of hashed n-gram counts per text (what is cached per tool text)."""
+    return _VECTORIZER.transform(list(texts)).tocsr()
+
+
+@dataclass(frozen=True)
+class LexicalIndex:
+    """Rows in the system index's row order, each unit length in TF-IDF space; `idf` per hashed n-gram."""
+
+    matrix: sparse.csr_matrix
+    idf: np.ndarray
+
+    def scores(self, prompt: str) -> np.ndarray:
+        """Cosine of the prompt's TF-IDF vector with every row (0 where no n-gram is shared)."""
+        if self.matrix.shape[0] == 0:
+            return np.zeros(0, dtype=np.float32)
+        query = term_counts([prompt])
+        query.data = 1 + np.log(query.data)  # sublinear tf, as the rows
+        query = query.multiply(self.idf).tocsr()
+        norm = float(np.sqrt(query.multiply(query).sum()))
+        if norm == 0:
+            return np.zeros(self.matrix.shape[0], dtype=np.float32)
+        return np.asarray((self.matrix @ query.T).todense()).ravel().astype(np.float32) / norm
+
+
+def lexical_index(rows: Sequence[sparse.csr_matrix]) -> LexicalIndex:
+    """The index over the given per-tool count rows: smoothed idf over these documents, sublinear tf, unit rows."""
+    if not rows:
+        return LexicalIndex(sparse.csr_matrix((0, N_FEATURES), dtype=np.float32), np.ones(N_FEATURES, np.float32))
+    counts = sparse.vstack(rows, format="csr", dtype=np.float32)
+    n = counts.shape[0]
+    df = np.bincount(counts.indices, minlength=N_FEATURES)
+    idf = (np.log((1 + n) / (1 + df)) + 1).astype(np.float32)
+    weighted = counts.copy()
+    weighted.data = (1 + np.log(weighted.data)) * idf[weighted.indices]
+    norms = np.sqrt(np.asarray(weighted.multiply(weighted).sum(axis=1)).ravel())
+    norms[norms == 0] = 1.0
+    return LexicalIndex(sparse.csr_matrix(sparse.diags(1 / norms) @ weighted, dtype=np.float32), idf)

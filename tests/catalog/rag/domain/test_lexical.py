@@ -1,0 +1,40 @@
+"""The lexical signal meets German compounds and inflections half way, and scores only what is shared."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from catalog.rag.domain.lexical import lexical_index, term_counts
+
+TOOLS = [
+    "Blutdruckverlauf anzeigen\nget vitals trend",
+    "Arzneimittelwechselwirkung prüfen\ncheck drug interactions",
+    "Rechnung stornieren\nvoid invoice",
+]
+
+
+def index():  # type: ignore[no-untyped-def]
+    return lexical_index([term_counts([t]) for t in TOOLS])
+
+
+def test_a_compound_in_the_tool_meets_its_parts_in_the_prompt() -> None:
+    scores = index().scores("wie hat sich der Blutdruck im Verlauf entwickelt")
+    assert int(np.argmax(scores)) == 0 and scores[0] > 0.1
+
+
+def test_an_inflected_compound_in_the_prompt_meets_the_tool() -> None:
+    scores = index().scores("gibt es Wechselwirkungen mit Ibuprofen?")
+    assert int(np.argmax(scores)) == 1
+
+
+def test_rows_are_unit_length_and_a_prompt_with_nothing_shared_scores_zero() -> None:
+    built = index()
+    norms = np.sqrt(np.asarray(built.matrix.multiply(built.matrix).sum(axis=1)).ravel())
+    assert np.allclose(norms, 1.0, atol=1e-5)
+    assert np.all(built.scores("qq") == 0)
+    self_scores = built.scores(TOOLS[2])
+    assert self_scores[2] > 0.99 and self_scores[2] == self_scores.max()
+
+
+def test_an_index_of_no_tools_scores_nothing() -> None:
+    assert lexical_index([]).scores("Blutdruck").shape == (0,)
