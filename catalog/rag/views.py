@@ -19,7 +19,7 @@ from catalog.models import CatalogProfile
 from catalog.rag.domain.cases import CasesError
 from catalog.rag.domain.resolution import why_not
 from catalog.rag.embedders import EmbedderError
-from catalog.rag.selectors.evaluations import retrieval_evaluations_list
+from catalog.rag.selectors.evaluations import quality_overview
 from catalog.rag.selectors.resolution import SnapshotRefused, snapshot_resolve
 from catalog.rag.selectors.vectors import embedding_status
 from catalog.rag.services.evaluation import retrieval_evaluate
@@ -84,9 +84,9 @@ def playground_page(request: HttpRequest) -> HttpResponse:
 
 @page("rag:quality")
 def quality_page(request: HttpRequest) -> HttpResponse:
-    runs = retrieval_evaluations_list(limit=20)
+    overview = quality_overview(limit=20)
     can_run = may(request.user, PAGE_ACCESS["rag:quality-run"][1])
-    return render(request, "rag/quality.html", {"runs": runs, "latest": runs[0] if runs else None, "can_run": can_run})
+    return render(request, "rag/quality.html", {"overview": overview, "latest": overview.latest, "can_run": can_run})
 
 
 @require_POST

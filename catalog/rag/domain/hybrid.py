@@ -39,9 +39,11 @@ class PhraseMatrix:
     """Phrase vectors of the system's rows, grouped by row: row r's positives are `positive[pos_start[r]:
     pos_start[r + 1]]`, its negatives likewise."""
 
-    positive: np.ndarray  # (P, d) float16: halves the memory; scored in float32 after the gather
+    # float32: gathering float16 rows and converting them cost twice as much per prompt as the float32 gather
+    # (measured); the memory is the price (TOOLS.md, "Tool-RAG": about 20 KB per tool).
+    positive: np.ndarray  # (P, d) float32
     pos_start: np.ndarray  # (rows + 1,) int64
-    negative: np.ndarray  # (N, d) float16
+    negative: np.ndarray  # (N, d) float32
     neg_start: np.ndarray  # (rows + 1,) int64
 
     @property
@@ -57,7 +59,7 @@ def phrase_matrix(per_row: list[tuple[np.ndarray, np.ndarray]], dim: int) -> Phr
         sizes = np.array([len(b) for b in blocks], dtype=np.int64)
         start = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         present = [b for b in blocks if len(b)]
-        matrix = np.vstack(present).astype(np.float16) if present else np.zeros((0, dim), np.float16)
+        matrix = np.vstack(present).astype(np.float32) if present else np.zeros((0, dim), np.float32)
         return matrix, start
 
     positive, pos_start = stacked(0)
@@ -73,9 +75,10 @@ def _best_per_row(matrix: np.ndarray, start: np.ndarray, rows: np.ndarray, query
     if not has.any():
         return best
     picked, picked_lengths = rows[has], lengths[has]
-    index = np.concatenate([np.arange(start[r], start[r + 1]) for r in picked.tolist()])
-    sims = matrix[index].astype(np.float32) @ query
-    offsets = np.concatenate([[0], np.cumsum(picked_lengths)[:-1]])
+    offsets = np.concatenate([[0], np.cumsum(picked_lengths)[:-1]]).astype(np.int64)
+    # Every picked row's phrase positions in one vector: 0..total-1, each run shifted to its row's start.
+    index = np.arange(int(picked_lengths.sum())) + np.repeat(start[picked] - offsets, picked_lengths)
+    sims = matrix[index] @ query
     best[has] = np.maximum.reduceat(sims, offsets)
     return best
 

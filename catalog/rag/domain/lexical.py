@@ -36,28 +36,32 @@ def term_counts(texts: Sequence[str]) -> sparse.csr_matrix:
 
 @dataclass(frozen=True)
 class LexicalIndex:
-    """Rows in the system index's row order, each unit length in TF-IDF space; `idf` per hashed n-gram."""
+    """Rows in the system index's row order, each unit length in TF-IDF space; `idf` per hashed n-gram.
+    `by_ngram` is the same matrix transposed (one row per n-gram): a prompt reads only its own n-grams' rows."""
 
     matrix: sparse.csr_matrix
     idf: np.ndarray
+    by_ngram: sparse.csr_matrix
 
     def scores(self, prompt: str) -> np.ndarray:
         """Cosine of the prompt's TF-IDF vector with every row (0 where no n-gram is shared)."""
         if self.matrix.shape[0] == 0:
             return np.zeros(0, dtype=np.float32)
         query = term_counts([prompt])
-        query.data = 1 + np.log(query.data)  # sublinear tf, as the rows
-        query = query.multiply(self.idf).tocsr()
-        norm = float(np.sqrt(query.multiply(query).sum()))
+        weights = (1 + np.log(query.data)) * self.idf[query.indices]  # sublinear tf, as the rows
+        norm = float(np.sqrt(np.dot(weights, weights)))
         if norm == 0:
             return np.zeros(self.matrix.shape[0], dtype=np.float32)
-        return np.asarray((self.matrix @ query.T).todense()).ravel().astype(np.float32) / norm
+        # A sparse product with the prompt's few n-grams, not with a 2**20-wide vector.
+        rows = self.by_ngram[query.indices]
+        return np.asarray(rows.T @ (weights / norm), dtype=np.float32).ravel()
 
 
 def lexical_index(rows: Sequence[sparse.csr_matrix]) -> LexicalIndex:
     """The index over the given per-tool count rows: smoothed idf over these documents, sublinear tf, unit rows."""
     if not rows:
-        return LexicalIndex(sparse.csr_matrix((0, N_FEATURES), dtype=np.float32), np.ones(N_FEATURES, np.float32))
+        empty = sparse.csr_matrix((0, N_FEATURES), dtype=np.float32)
+        return LexicalIndex(empty, np.ones(N_FEATURES, np.float32), empty.T.tocsr())
     counts = sparse.vstack(rows, format="csr", dtype=np.float32)
     n = counts.shape[0]
     df = np.bincount(counts.indices, minlength=N_FEATURES)
@@ -66,4 +70,5 @@ def lexical_index(rows: Sequence[sparse.csr_matrix]) -> LexicalIndex:
     weighted.data = (1 + np.log(weighted.data)) * idf[weighted.indices]
     norms = np.sqrt(np.asarray(weighted.multiply(weighted).sum(axis=1)).ravel())
     norms[norms == 0] = 1.0
-    return LexicalIndex(sparse.csr_matrix(sparse.diags(1 / norms) @ weighted, dtype=np.float32), idf)
+    matrix = sparse.csr_matrix(sparse.diags(1 / norms) @ weighted, dtype=np.float32)
+    return LexicalIndex(matrix, idf, matrix.T.tocsr())

@@ -12,7 +12,7 @@ from django.conf import settings
 from catalog.domain.keys import canonical_key
 from catalog.models import CatalogState, RetrievalEvaluation
 from catalog.rag.domain.cases import Case, load_cases
-from catalog.rag.domain.evaluation import RankedCase, evaluate
+from catalog.rag.domain.evaluation import FIGURE_SIGNALS, RankedCase, SplitCase, evaluate, split_figures
 from catalog.rag.domain.resolution import Snapshot, why_not
 from catalog.rag.embedders import Embedder, get_embedder
 from catalog.rag.selectors.resolution import SnapshotRefused, snapshot_resolve
@@ -23,17 +23,20 @@ EVAL_TOP_K = 10
 
 @dataclass
 class _Outcome:
-    """What the case set did: the rankings scored, per language, how many reached the snapshot, and failures."""
+    """What the case set did: the rankings scored, per language, how many reached the snapshot, and failures;
+    `by_signal` holds each case's ranking by each signal with its split and language."""
 
     ranked: list[RankedCase] = field(default_factory=list)
     by_language: dict[str, list[RankedCase]] = field(default_factory=lambda: defaultdict(list))
+    by_signal: dict[str, list[SplitCase]] = field(default_factory=lambda: defaultdict(list))
     reached: int = 0
     failures: list[dict[str, Any]] = field(default_factory=list)
 
 
 def retrieval_evaluate(*, cases_path: Path = DEFAULT_CASES, run_by: str = "cli") -> RetrievalEvaluation:
     """Resolve every case as the runtime would (its profile and flags, top-10) and store recall@1/5/10, MRR,
-    the share of cases whose expected tools reach the candidate set, and the failing cases."""
+    the share of cases whose expected tools reach the candidate set, the failing cases, and the figures per
+    signal, case split and language."""
     cases = load_cases(cases_path)
     embedder = get_embedder()
     outcome = _run_cases(cases, embedder)
@@ -55,6 +58,7 @@ def retrieval_evaluate(*, cases_path: Path = DEFAULT_CASES, run_by: str = "cli")
         mrr=scores.mrr,
         in_snapshot=outcome.reached / len(cases),
         by_language={lang: _language_figures(items) for lang, items in sorted(outcome.by_language.items())},
+        figures={signal: split_figures(outcome.by_signal[signal]) for signal in FIGURE_SIGNALS},
         failures=outcome.failures,
     )
 
@@ -77,11 +81,26 @@ def _run_cases(cases: list[Case], embedder: Embedder) -> _Outcome:
             )
         except SnapshotRefused as exc:
             outcome.failures.append(
-                {"case": case.id, "prompt": case.prompt, "expected": case.expected, "why": [str(exc)]}
+                {
+                    "case": case.id,
+                    "prompt": case.prompt,
+                    "split": case.split,
+                    "expected": case.expected,
+                    "why": [str(exc)],
+                }
             )
             continue
+        _score_signals(outcome, case, snapshot)
         _score_case(outcome, case, snapshot)
     return outcome
+
+
+def _score_signals(outcome: _Outcome, case: Case, snapshot: Snapshot) -> None:
+    # Each signal ranks the eligible tools alone, as the fusion sees them; nothing ranked (an empty prompt, no
+    # current vectors) is an empty ranking, which counts as a miss rather than leaving the case out.
+    for signal in FIGURE_SIGNALS:
+        ids = snapshot.ranks.by_signal(signal, EVAL_TOP_K) if snapshot.ranks is not None else []
+        outcome.by_signal[signal].append(SplitCase(case.split, case.language, RankedCase(case.id, ids, case.expected)))
 
 
 def _score_case(outcome: _Outcome, case: Case, snapshot: Snapshot) -> None:
@@ -97,6 +116,7 @@ def _score_case(outcome: _Outcome, case: Case, snapshot: Snapshot) -> None:
             "case": case.id,
             "prompt": case.prompt,
             "language": case.language,
+            "split": case.split,
             "expected": case.expected,
             "top": [h.tool.declared_id for h in snapshot.ranking[:3]],
             "why": [why_not(snapshot, x) for x in case.expected if canonical_key(x) not in snapshot.tool_ids],

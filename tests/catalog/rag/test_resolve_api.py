@@ -14,6 +14,7 @@ from django.test.utils import CaptureQueriesContext
 
 from catalog.domain.budget import manifest_line_of
 from catalog.models import Tool, ToolEmbedding
+from catalog.rag.selectors import index as index_module
 from catalog.rag.selectors.index import _vectors_version, rag_index
 
 URL = "/api/v1/rag/resolve"
@@ -152,3 +153,31 @@ def test_each_candidate_carries_the_manifest_line_of_its_declaration(resolve: Ca
             tool = Tool.objects.live().get(system=snapshot["system"], declared_id=candidate["declaredId"])
             line = manifest_line_of(tool)
             assert (candidate["manifestLine"], candidate["manifestBytes"]) == (line.text, line.bytes)
+
+
+def test_a_rebuild_after_one_tool_changes_fetches_and_prepares_that_tool_only(resolve: Callable[..., Any]) -> None:
+    """The index keeps each tool text's vectors and lexical row: one re-embedded tool is one blob read."""
+    resolve(prompt="Blutdruck eintragen")
+    model_id = ToolEmbedding.objects.values_list("model_id", flat=True).first()
+    assert model_id is not None
+    vitals = ToolEmbedding.objects.get(tool__declared_id="recordVitals")
+    kept = dict(index_module._pieces)
+    ToolEmbedding.objects.filter(pk=vitals.pk).update(embedded_at=vitals.embedded_at + timedelta(seconds=5))
+    with CaptureQueriesContext(connection) as queries:
+        rebuilt = rag_index(model_id)
+    blob_reads = [q["sql"] for q in queries.captured_queries if '"phrases"' in q["sql"]]
+    assert len(blob_reads) == 1 and str(vitals.pk) in blob_reads[0]
+    changed = {key for key, piece in index_module._pieces.items() if kept.get(key) is not piece}
+    assert changed == {(vitals.tool_id, vitals.text_sha256)}
+    assert rebuilt.systems["condor"].phrases.count > len(rebuilt.systems["condor"].rows)  # phrases came along
+
+
+def test_each_ranked_candidate_carries_its_signals_and_why_not_shows_them(resolve: Callable[..., Any]) -> None:
+    snapshot = resolve(prompt="Wie hat sich der Blutdruck über die Monate entwickelt?", whyNot=["chargeBill"])
+    ranked = [c for c in snapshot["candidates"] if "rag-retrieved" in c["activationReasons"]]
+    assert ranked and all(set(c["signals"]) == {"whole", "phrase", "lexical"} for c in ranked)
+    top = ranked[0]
+    assert top["rank"] == 1 and all(s["rank"] >= 1 for s in top["signals"].values())
+    assert "get.vitals.trend" in snapshot["toolIds"]
+    why = snapshot["whyNot"]["chargeBill"]
+    assert "whole text" in why and "best phrase" in why and "shared words" in why

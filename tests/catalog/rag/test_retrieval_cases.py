@@ -112,3 +112,13 @@ def test_forced_floor_cases_exist_for_both_triggers() -> None:
     condor = [c for c in CASES if c["system"] == "condor"]
     assert any(c["attachments"] for c in condor)
     assert any(c["multiEntityIntake"] for c in condor)
+
+
+def test_the_held_back_part_is_reported_per_language_from_enough_cases_in_both_systems() -> None:
+    # The quality page and eval_retrieval report held back apart, per language: each cell needs enough cases to
+    # mean something (one case moves recall by a fiftieth at most), and both catalogs must be in it.
+    assert {c["split"] for c in CASES} == {"tune", "held-back"}
+    for language in ("en", "de"):
+        held_back = [c for c in CASES if c["split"] == "held-back" and c["language"] == language]
+        assert len(held_back) >= 50, language
+        assert {c["system"] for c in held_back} == {"condor", "tucan"}, language

@@ -35,11 +35,14 @@ def test_playground_resolves_in_place_and_explains_a_missing_tool(
     page.click("button:has-text('Resolve')")
     page.wait_for_url("**prompt=**")
     result = page.locator("#rag-result")
-    result.locator("table").wait_for()
-    rows = result.locator("tbody tr")
+    result.locator("table.candidates").wait_for()
+    rows = result.locator("table.candidates tbody tr")
     assert "read.attachment" in rows.nth(0).inner_text() and "forced-floor" in rows.nth(0).inner_text()
     assert "record.vitals" in result.inner_text()
     assert "createInvoiceDraft ranked" in result.inner_text()
+    # The why-not answer shows each signal's score and rank for the tool.
+    explained = result.locator("table.signals").first
+    assert "create.invoice.draft" in explained.inner_text() and "#" in explained.inner_text()
     screenshot("rag-playground")
 
     page.click("text=Retrieval quality")
