@@ -59,6 +59,8 @@ bench: $(STAMP)
 	$(PY) bench/console_pages.py
 	$(PY) bench/cards_bundle.py
 	$(PY) bench/rag_worker.py
+	$(PY) bench/retrieval_quality.py --backends use
+	$(PY) bench/rag_scale.py --tools 500,5000,20000,50000
 	$(PY) bench/approvals_load.py
 	$(PY) bench/load_mixed.py --seconds 60 --rate 50
 

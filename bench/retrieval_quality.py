@@ -44,7 +44,23 @@ sys.path.insert(0, str(ROOT))
 
 from catalog.domain.manifest import Manifest, load_manifest  # noqa: E402
 from catalog.domain.profiles import is_plan_eligible  # noqa: E402
+from catalog.rag.domain.cases import SPLITS, TUNE  # noqa: E402
 from catalog.rag.domain.evaluation import RankedCase, RetrievalScores, evaluate  # noqa: E402
+from catalog.rag.domain.hybrid import (  # noqa: E402
+    LEXICAL,
+    NORM,
+    PHRASE,
+    RRF,
+    WHOLE,
+    PhraseMatrix,
+    RankingConfig,
+    Scored,
+    phrase_matrix,
+    score_prompt,
+)
+from catalog.rag.domain.lexical import LexicalIndex, lexical_index, term_counts  # noqa: E402
+from catalog.rag.domain.phrases import lexical_text, tool_phrases  # noqa: E402
+from catalog.rag.domain.ranking import FUSED  # noqa: E402
 from catalog.rag.domain.text import embedding_text  # noqa: E402
 
 METATOOL = ROOT.parent / "shared" / "benchmarks" / "tool-retrieval"
@@ -355,6 +371,8 @@ def measure(backend: Backend) -> dict[str, Any]:
         "condor": embed_catalog(embedder, catalogs["condor"]),
         "tucan": {t.declared_id: tucan_vectors[i] for i, t in enumerate(tucan)},
     }
+    cached = CachedEmbedder(embedder)
+    cached.seed([embedding_text(t.rag_description, t.rag_keywords) for t in tucan], tucan_vectors)
     result = {
         "model_id": embedder.model_id,
         "loaded_by": how,
@@ -368,11 +386,179 @@ def measure(backend: Backend) -> dict[str, Any]:
         "metatool": metatool(embedder),
         "demo": demo_cases(embedder, catalogs, vectors),
         "siblings": siblings(vectors),
+        "hybrid": {"metatool": hybrid_metatool(cached), "demo": hybrid_demo(cached, catalogs)},
     }
     result["wall_s"] = round(time.perf_counter() - started, 1)
     # Other work on a shared machine slows every figure above but recall; the load average says how much.
     result["load_avg_1m"] = [round(load_before, 1), round(os.getloadavg()[0], 1)]
     return result
+
+
+# --- hybrid signals and fusions --------------------------------------------------------------------------
+
+
+class CachedEmbedder:
+    """Embeds each distinct text once per run: many phrases repeat (a keyword in two tools, a shared sentence)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.model_id, self._vectors = inner, inner.model_id, {}
+
+    def seed(self, texts: Sequence[str], vectors: np.ndarray) -> None:
+        self._vectors.update(zip(texts, vectors, strict=True))
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+        if missing:
+            self.seed(missing, self.inner.embed(missing))
+        if not texts:  # a tool without negatives: as many columns as the vectors already seen
+            return np.zeros((0, len(next(iter(self._vectors.values()), []))), dtype=np.float32)
+        return np.stack([self._vectors[t] for t in texts])
+
+
+@dataclass(frozen=True)
+class HybridSystem:
+    """One system's rows as the app's index holds them (catalog/rag/selectors/index.py), in declared-id order."""
+
+    ids: list[str]
+    whole: np.ndarray
+    phrases: PhraseMatrix
+    lexical: LexicalIndex
+
+
+def hybrid_system(embedder: Any, tools: Sequence[tuple[str, str, dict[str, list[str]] | None]]) -> HybridSystem:
+    """From (declared id, ragDescription, ragKeywords) per tool, with the app's domain functions."""
+    tools = sorted(tools, key=lambda t: t[0])
+    whole = embedder.embed([embedding_text(desc, kw) for _, desc, kw in tools])
+    per_row = []
+    for _, desc, kw in tools:
+        phrases = tool_phrases(desc, kw)
+        vectors = embedder.embed(list(phrases.all))
+        per_row.append((vectors[: len(phrases.positive)], vectors[len(phrases.positive) :]))
+    lexical = lexical_index([term_counts([lexical_text(desc, kw, tool_id)]) for tool_id, desc, kw in tools])
+    return HybridSystem([t[0] for t in tools], whole, phrase_matrix(per_row, whole.shape[1]), lexical)
+
+
+# What the bench compares, each ranked over every eligible row (shortlist 10,000: every tool is scored).
+# name → (the ranking config, which list of the scored prompt): a signal alone, or the fused order.
+VARIANTS: dict[str, tuple[RankingConfig, str]] = {
+    "whole": (RankingConfig(shortlist=10_000), WHOLE),
+    "phrase": (RankingConfig(shortlist=10_000), PHRASE),
+    "phrase, DO NOT USE WHEN ignored": (RankingConfig(shortlist=10_000, negative_weight=0.0), PHRASE),
+    "lexical": (RankingConfig(shortlist=10_000), LEXICAL),
+    "fused norm (default)": (RankingConfig(shortlist=10_000, fusion=NORM), FUSED),
+    "fused rrf": (RankingConfig(shortlist=10_000, fusion=RRF), FUSED),
+    "fused norm, DO NOT USE WHEN ignored": (RankingConfig(shortlist=10_000, fusion=NORM, negative_weight=0.0), FUSED),
+}
+
+
+def _order(scored: Scored, which: str) -> np.ndarray:
+    """Row numbers best first: the shortlist for the fused order, else every eligible row by the one signal."""
+    if which == FUSED:
+        return scored.shortlist
+    if which == PHRASE:  # the shortlist holds every eligible row here
+        return scored.shortlist[np.argsort(-scored.phrase, kind="stable")]
+    values = scored.whole if which == WHOLE else scored.lexical
+    eligible = np.flatnonzero(np.isfinite(values))
+    return eligible[np.argsort(-values[eligible], kind="stable")]
+
+
+def hybrid_rankings(
+    system: HybridSystem, eligible: Sequence[str], query: np.ndarray, prompt: str
+) -> dict[str, list[str]]:
+    """Every variant's ranking of the eligible tools for one prompt."""
+    wanted = set(eligible)
+    mask = np.array([tool_id in wanted for tool_id in system.ids])
+    scored: dict[tuple[str, float], Scored] = {}  # one scoring per fusion and negative weight
+    out = {}
+    for name, (config, which) in VARIANTS.items():
+        key = (config.fusion, config.negative_weight)
+        if key not in scored:
+            scored[key] = score_prompt(
+                whole_matrix=system.whole,
+                phrases=system.phrases,
+                lexical=system.lexical,
+                row_mask=mask,
+                query=query,
+                prompt=prompt,
+                config=config,
+            )
+        out[name] = [system.ids[int(r)] for r in _order(scored[key], which)]
+    return out
+
+
+def hybrid_metatool(embedder: Any) -> dict[str, Any]:
+    """Per variant, MetaTool single-tool and multi-tool (tools have a description and an id, no keywords)."""
+    tools = json.loads((METATOOL / "tools.json").read_text(encoding="utf-8"))
+    queries = json.loads((METATOOL / "queries.json").read_text(encoding="utf-8"))
+    system = hybrid_system(embedder, [(t["id"], t["description"], None) for t in tools])
+    query_vectors = embedder.embed([q["query"] for q in queries])
+    ranked = [hybrid_rankings(system, system.ids, query_vectors[i], q["query"]) for i, q in enumerate(queries)]
+    return {
+        name: {
+            task: scores_dict(
+                evaluate(
+                    RankedCase(f"q{i}", ranked[i][name], q["expected"])
+                    for i, q in enumerate(queries)
+                    if q["task"] == task
+                )
+            )
+            for task in ("single-tool", "multi-tool")
+        }
+        for name in VARIANTS
+    }
+
+
+def hybrid_demo(embedder: Any, catalogs: dict[str, Manifest]) -> dict[str, Any]:
+    """Per variant, split (tune, held-back) and language (all, en, de), over the case's plan-eligible tools."""
+    systems = {
+        name: hybrid_system(
+            embedder, [(t.declared_id, t.rag_description, t.rag_keywords) for t in m.tools if t.plane == "business"]
+        )
+        for name, m in catalogs.items()
+    }
+    cases = json.loads((DEMO / "retrieval_cases.json").read_text(encoding="utf-8"))["cases"]
+    query_vectors = embedder.embed([c["prompt"] for c in cases])
+    ranked = [
+        hybrid_rankings(
+            systems[c["system"]], candidates(catalogs[c["system"]], c["profile"]), query_vectors[i], c["prompt"]
+        )
+        for i, c in enumerate(cases)
+    ]
+    out: dict[str, Any] = {}
+    for name in VARIANTS:
+        out[name] = {}
+        for split in SPLITS:
+            out[name][split] = {}
+            for language in ("all", "en", "de"):
+                group = [
+                    RankedCase(c["id"], ranked[i][name], c["expected"])
+                    for i, c in enumerate(cases)
+                    if c.get("split", TUNE) == split and language in ("all", c["language"])
+                ]
+                out[name][split][language] = scores_dict(evaluate(group))
+    return out
+
+
+def hybrid_report(r: dict[str, Any]) -> list[str]:
+    h = r["hybrid"]
+    columns = [
+        ("MetaTool single", lambda v: h["metatool"][v]["single-tool"]),
+        ("MetaTool multi", lambda v: h["metatool"][v]["multi-tool"]),
+    ] + [
+        (f"{split} {lang}", lambda v, s=split, g=lang: h["demo"][v][s][g]) for split in SPLITS for lang in ("en", "de")
+    ]
+    any_variant = next(iter(h["demo"]))
+    lines = [
+        "",
+        "recall@1 / @5 / @10 / MRR; the n of each column: "
+        + ", ".join(f"{label} {cell(any_variant)['n']}" for label, cell in columns),
+        "",
+    ]
+    lines.append("| variant | " + " | ".join(label for label, _ in columns) + " |")
+    lines.append("|---|" + "---|" * len(columns))
+    for variant in h["demo"]:
+        lines.append(f"| {variant} | " + " | ".join(_fmt(cell(variant)) for _, cell in columns) + " |")
+    return lines
 
 
 # --- report --------------------------------------------------------------------------------------------
@@ -425,6 +611,10 @@ def report(results: dict[str, Any]) -> str:
         r = results[name]
         lines += ["", f"### {name}: {r['model_id']} (loaded by {r['loaded_by']}; {r['measured_at']})", ""]
         lines.append(f"python: {r['python']}; {r['threads']}")
+        if "hybrid" in r:
+            lines += ["", f"#### {name}: each signal alone and fused (demo cases by split and language)"]
+            lines += hybrid_report(r)
+            lines.append("")
         lines.append("largest packages (MB): " + ", ".join(f"{k} {v}" for k, v in r["install"]["largest"].items()))
         lines.append("packages: " + ", ".join(r["install"]["backend_packages"]))
         if r["install"]["torch_packages"]:

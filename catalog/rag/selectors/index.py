@@ -41,6 +41,8 @@ StoredVectors = dict[int, dict[str, Piece]]  # tool pk → {text hash the vector
 _pieces: dict[tuple[int, str], Piece] = {}
 _lexical_rows: dict[tuple[str, str], sparse.csr_matrix] = {}
 _lexical_used: set[tuple[str, str]] = set()  # the rows the build in progress used: the others are dropped after it
+# (tool pk, text hash) → (positive, negative) phrase vectors of that piece, cut once per piece.
+_splits: dict[tuple[int, str], tuple[np.ndarray, np.ndarray]] = {}
 
 
 def _vectors_version(model_id: str) -> tuple[object, ...]:
@@ -63,30 +65,58 @@ def rag_index(model_id: str) -> RagIndex:
         return _cached
 
 
-def _build(version: tuple[object, ...], model_id: str) -> RagIndex:
-    vectors = _stored_vectors(model_id)
-    floors = _floors_by_system()
-    revisions = {row[0]: row[1] for row in catalog_version()}
-    systems: dict[str, SystemIndex] = {}
-    in_effect: dict[str, SystemIndex] = {}
+@dataclass(frozen=True)
+class CatalogPart:
+    """What the index takes from the catalog (not from the vectors): read again only when the catalog version
+    changes, so a vector the worker stores costs a rebuild of the matrices, not a read of every tool."""
+
+    version: object
+    # system → [(tool, the declaration served, the hash of its embedded text)], newest import and in effect
+    newest: dict[str, list[tuple[Tool, dict[str, Any], str]]]
+    in_effect: dict[str, list[tuple[Tool, dict[str, Any], str]] | None]  # None: the same as the newest
+    floors: dict[str, list[tuple[str, str, list[str]]]]
+    revisions: dict[str, object]
+    profiles: dict[str, IndexedProfile]
+
+
+_catalog_part: CatalogPart | None = None
+
+
+def _read_catalog(version: object) -> CatalogPart:
+    newest: dict[str, list[tuple[Tool, dict[str, Any], str]]] = {}
+    in_effect: dict[str, list[tuple[Tool, dict[str, Any], str]] | None] = {}
     for system, tools in _live_tools_by_system().items():
-        args = (vectors, floors.get(system, []), revisions.get(system))
-        systems[system] = _system_index([(t, t.declared(), t.rag_text_sha256) for t in tools], *args)
+        newest[system] = [(t, t.declared(), t.rag_text_sha256) for t in tools]
         # Clinical profiles retrieve over what is in effect; the same index when nothing awaits sign-off.
         awaiting = any(t.awaiting_signoff for t in tools)
         in_effect[system] = (
-            _system_index([(t, t.in_effect, t.in_effect_text_sha256) for t in tools if t.in_effect], *args)
-            if awaiting
-            else systems[system]
+            [(t, t.in_effect, t.in_effect_text_sha256) for t in tools if t.in_effect] if awaiting else None
         )
     profiles = {
         p.slug: IndexedProfile(p.slug, p.system, list(p.availabilities), list(p.includes), p.clinical)
         for p in CatalogProfile.objects.all()
     }
+    revisions = {row[0]: row[1] for row in catalog_version()}
+    return CatalogPart(version, newest, in_effect, _floors_by_system(), revisions, profiles)
+
+
+def _build(version: tuple[object, ...], model_id: str) -> RagIndex:
+    global _catalog_part
+    if _catalog_part is None or _catalog_part.version != version[0]:
+        _catalog_part = _read_catalog(version[0])
+    part = _catalog_part
+    vectors = _stored_vectors(model_id)
+    systems: dict[str, SystemIndex] = {}
+    in_effect: dict[str, SystemIndex] = {}
+    for system, newest in part.newest.items():
+        args = (vectors, part.floors.get(system, []), part.revisions.get(system))
+        systems[system] = _system_index(newest, *args)
+        awaiting = part.in_effect[system]
+        in_effect[system] = systems[system] if awaiting is None else _system_index(awaiting, *args)
     for unused in set(_lexical_rows) - _lexical_used:
         del _lexical_rows[unused]
     _lexical_used.clear()
-    return RagIndex(version, model_id, systems, profiles, in_effect)
+    return RagIndex(version, model_id, systems, part.profiles, in_effect)
 
 
 def _stored_vectors(model_id: str) -> StoredVectors:
@@ -105,9 +135,11 @@ def _stored_vectors(model_id: str) -> StoredVectors:
         for tool_id, sha, at, dim, vector, phrases in rows:
             whole = np.frombuffer(bytes(vector), dtype="<f4")
             _pieces[(tool_id, sha)] = Piece(at, whole, np.frombuffer(bytes(phrases), dtype="<f4").reshape(-1, dim))
+            _splits.pop((tool_id, sha), None)
     wanted = {(tool_id, sha) for _, tool_id, sha, _ in listing}
     for gone in set(_pieces) - wanted:
         del _pieces[gone]
+        _splits.pop(gone, None)
     stored: StoredVectors = {}
     for _, tool_id, sha, _ in listing:
         stored.setdefault(tool_id, {})[sha] = _pieces[(tool_id, sha)]
@@ -151,7 +183,10 @@ def _system_index(
             piece = stored[text_sha]
             rows.append(item)
             wholes.append(piece.whole)
-            phrase_rows.append(_split_phrases(piece, declared))
+            split = _splits.get((t.pk, text_sha))
+            if split is None:
+                split = _splits[(t.pk, text_sha)] = _split_phrases(piece, declared)
+            phrase_rows.append(split)
             lexical_rows.append(_lexical_row(text_sha, t.declared_id, declared))
     dim = wholes[0].shape[0] if wholes else 1
     return SystemIndex(
