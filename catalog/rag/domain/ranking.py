@@ -13,7 +13,16 @@ import numpy as np
 
 from catalog.domain.snapshot import ALWAYS_INCLUDE, FORCED_FLOOR, RAG_RETRIEVED, Proposed
 from catalog.domain.vocabulary import FloorTrigger
-from catalog.rag.domain.hybrid import LEXICAL, PHRASE, WHOLE, RankingConfig, Scored, phrase_scores, score_prompt
+from catalog.rag.domain.hybrid import (
+    LEXICAL,
+    PHRASE,
+    WHOLE,
+    RankingConfig,
+    Scored,
+    phrase_scores,
+    ranks_of,
+    score_prompt,
+)
 from catalog.rag.domain.index import IndexedTool, SystemIndex
 
 RANKING_HEAD = 50
@@ -45,6 +54,13 @@ class LazyRanks:
     def __init__(self, index: SystemIndex, scored: Scored, query: np.ndarray, config: RankingConfig) -> None:
         self.index, self.scored, self.query, self.config = index, scored, query, config
         self._position = {int(row): n for n, row in enumerate(scored.shortlist.tolist())}
+        # Each signal's rank of every row (shortlisted rows for the phrase), sorted once: the ranking's head asks
+        # for fifty tools' ranks, and counting per tool would pass over every row fifty times.
+        self._ranks = {
+            WHOLE: ranks_of(scored.whole),
+            PHRASE: ranks_of(scored.phrase),
+            LEXICAL: ranks_of(scored.lexical),
+        }
 
     def hit_at(self, position: int) -> Hit:
         """The shortlisted tool at `position` (0 = the best fused)."""
@@ -52,9 +68,9 @@ class LazyRanks:
         row = int(s.shortlist[position])
         phrase = float(s.phrase[position])
         signals = {
-            WHOLE: SignalScore(_rounded(s.whole[row]), int(np.count_nonzero(s.whole > s.whole[row])) + 1),
-            PHRASE: SignalScore(_rounded(phrase), int(np.count_nonzero(s.phrase > phrase)) + 1),
-            LEXICAL: SignalScore(_rounded(s.lexical[row]), int(np.count_nonzero(s.lexical > s.lexical[row])) + 1),
+            WHOLE: SignalScore(_rounded(s.whole[row]), int(self._ranks[WHOLE][row])),
+            PHRASE: SignalScore(_rounded(phrase), int(self._ranks[PHRASE][position])),
+            LEXICAL: SignalScore(_rounded(s.lexical[row]), int(self._ranks[LEXICAL][row])),
         }
         relevance = max(float(s.whole[row]), phrase if np.isfinite(phrase) else -1.0)
         return Hit(self.index.rows[row], round(float(s.fused[position]), 4), position + 1, signals, relevance)

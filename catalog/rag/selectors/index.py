@@ -58,11 +58,21 @@ def rag_index(model_id: str) -> RagIndex:
     index = _cached
     if index is not None and index.version == version:
         return index
-    with _lock:
+    # Only vectors changed (the worker stored some; the catalog, and so every tool's eligibility, did not): while
+    # another thread rebuilds, serve the index it replaces rather than wait seconds at 50,000 tools. Its vectors
+    # were current a moment ago, and a tool whose newest vector it lacks is simply not retrieved yet. A catalog
+    # change always waits for the rebuild: nothing is ever served from a catalog that is no longer live.
+    vectors_only = index is not None and index.version[:2] == version[:2]
+    if not _lock.acquire(blocking=not vectors_only):
+        assert index is not None
+        return index
+    try:
         if _cached is not None and _cached.version == version:
             return _cached
         _cached = _build(version, model_id)
         return _cached
+    finally:
+        _lock.release()
 
 
 @dataclass(frozen=True)
@@ -96,7 +106,7 @@ def _read_catalog(version: object) -> CatalogPart:
         p.slug: IndexedProfile(p.slug, p.system, list(p.availabilities), list(p.includes), p.clinical)
         for p in CatalogProfile.objects.all()
     }
-    revisions = {row[0]: row[1] for row in catalog_version()}
+    revisions = {str(row[0]): row[1] for row in catalog_version()}
     return CatalogPart(version, newest, in_effect, _floors_by_system(), revisions, profiles)
 
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -181,3 +184,34 @@ def test_each_ranked_candidate_carries_its_signals_and_why_not_shows_them(resolv
     assert "get.vitals.trend" in snapshot["toolIds"]
     why = snapshot["whyNot"]["chargeBill"]
     assert "whole text" in why and "best phrase" in why and "shared words" in why
+
+
+def test_while_a_rebuild_runs_a_vector_change_serves_the_index_it_replaces_but_a_catalog_change_waits(
+    resolve: Callable[..., Any],
+) -> None:
+    resolve(prompt="Blutdruck eintragen")
+    model_id = ToolEmbedding.objects.values_list("model_id", flat=True).first()
+    assert model_id is not None
+    before = rag_index(model_id)
+    vitals = ToolEmbedding.objects.get(tool__declared_id="recordVitals")
+    ToolEmbedding.objects.filter(pk=vitals.pk).update(embedded_at=vitals.embedded_at + timedelta(seconds=5))
+    holding, release = threading.Event(), threading.Event()
+
+    def rebuilding_elsewhere() -> None:  # another request's rebuild holds the lock for a while
+        with index_module._lock:
+            holding.set()
+            release.wait(10)
+
+    other = threading.Thread(target=rebuilding_elsewhere)
+    other.start()
+    holding.wait(10)
+    started = time.monotonic()
+    assert rag_index(model_id) is before  # only vectors changed: served at once
+    assert time.monotonic() - started < 1
+    index_module._cached = replace(before, version=(("another catalog",), *before.version[1:]))
+    threading.Timer(0.6, release.set).start()
+    started = time.monotonic()
+    rebuilt = rag_index(model_id)  # the catalog is not the one the kept index was built from: it waits
+    assert time.monotonic() - started >= 0.5
+    other.join(10)
+    assert rebuilt is not before and rebuilt.version[0] == before.version[0]
