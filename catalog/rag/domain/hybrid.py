@@ -89,7 +89,9 @@ def phrase_scores(phrases: PhraseMatrix, rows: np.ndarray, query: np.ndarray, ne
     if negative_weight == 0 or phrases.negative.shape[0] == 0:
         return positive
     negative = _best_per_row(phrases.negative, phrases.neg_start, rows, query)
-    margin = np.where(np.isfinite(negative) & np.isfinite(positive), np.maximum(negative - positive, 0), 0)
+    both = np.isfinite(negative) & np.isfinite(positive)  # a row without positives or negatives has no margin
+    margin = np.zeros_like(positive)
+    margin[both] = np.maximum(negative[both] - positive[both], 0)
     return (positive - negative_weight * margin).astype(np.float32)
 
 

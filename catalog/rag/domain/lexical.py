@@ -9,12 +9,13 @@ are recounted over the rows, which costs a sparse column sum.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import sparse
-from sklearn.feature_extraction.text import HashingVectorizer
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, HashingVectorizer
 
 N_FEATURES = 2**20
 NGRAMS = (3, 5)
@@ -72,3 +73,30 @@ def lexical_index(rows: Sequence[sparse.csr_matrix]) -> LexicalIndex:
     norms[norms == 0] = 1.0
     matrix = sparse.csr_matrix(sparse.diags(1 / norms) @ weighted, dtype=np.float32)
     return LexicalIndex(matrix, idf, matrix.T.tocsr())
+
+
+# Words a prompt carries that no catalog author should add as a keyword: scikit-learn's English stop words and the
+# German function words clinicians type most (the demo case set's prompts).
+GERMAN_FUNCTION_WORDS = frozenset(
+    "aber alle alles auch bitte dann dass dem den denn der des die dies diese diesem diesen dieser doch eine einem "
+    "einen einer eines etwa für gibt habe haben hast hat hatte heute hier ihre ihrem ihren ihrer immer jetzt kann "
+    "kannst können letzte letzten mache machen mach mein meine mir mit morgen nach nicht noch oder schon sein "
+    "seine seinen seiner sich sind soll sollte über und unter vom von war welche welcher wann warum was weil wenn "
+    "wie wieder wir wird wurde zum zur".split()
+)
+_WORD = re.compile(r"[^\W\d_]{4,}")  # letters only, four or more: numbers, dates and initials are no keywords
+MISSING_SHARE = 0.5  # a word is missing when less than half of its n-grams occur in the tool's text
+
+
+def words_missing(prompt: str, index: LexicalIndex, row: int, *, limit: int = 5) -> list[str]:
+    """The prompt's words that the tool's text (row `row`) does not contain, even as part of a compound, in the
+    prompt's order: what a catalog author could add to its ragKeywords."""
+    present = index.matrix[row].indices
+    missing: list[str] = []
+    for word in dict.fromkeys(_WORD.findall(prompt)):
+        if word.lower() in ENGLISH_STOP_WORDS or word.lower() in GERMAN_FUNCTION_WORDS:
+            continue
+        grams = term_counts([word]).indices
+        if len(grams) and float(np.isin(grams, present).mean()) < MISSING_SHARE:
+            missing.append(word)
+    return missing[:limit]

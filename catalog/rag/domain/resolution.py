@@ -22,6 +22,7 @@ from catalog.domain.snapshot import Candidate, candidate_set_id, order_candidate
 from catalog.domain.vocabulary import Plane
 from catalog.rag.domain.hybrid import LEXICAL, PHRASE, WHOLE, RankingConfig
 from catalog.rag.domain.index import MISSING, NO_TEXT, STALE, IndexedProfile, IndexedTool, SystemIndex
+from catalog.rag.domain.lexical import words_missing
 from catalog.rag.domain.ranking import Hit, LazyRanks, policy_additions, rag_hits, rank_prompt
 
 POLICY_ONLY = "policy-only (no current vectors)"
@@ -69,6 +70,7 @@ class Snapshot:
     min_score: float = 0.0
     byte_budget: int | None = None
     index: SystemIndex | None = field(default=None, repr=False)  # what the snapshot was resolved over (why-not)
+    prompt: str = ""  # as typed: why-not names the words a tool lacks
 
 
 def assemble_snapshot(index: SystemIndex, request: Request) -> Snapshot:
@@ -113,6 +115,7 @@ def assemble_snapshot(index: SystemIndex, request: Request) -> Snapshot:
         min_score=request.min_score,
         byte_budget=request.byte_budget,
         index=index,
+        prompt=request.prompt,
     )
 
 
@@ -145,7 +148,7 @@ def why_not(snapshot: Snapshot, expected: str) -> str:
     if hit.rank > snapshot.top_k:
         return (
             f"{tool.declared_id} ranked {hit.rank}, below the top {snapshot.top_k} ({signal_summary(hit)}): "
-            f"{advice(hit)}"
+            f"{advice(hit, _missing(snapshot, tool))}"
         )
     return (
         f"{tool.declared_id} ranked {hit.rank} but its best cosine {hit.relevance:.3f} is below the minimum "
@@ -170,14 +173,22 @@ def signal_summary(hit: Hit) -> str:
 _WEAK_RANK = 10
 
 
-def advice(hit: Hit) -> str:
-    """What a catalog author can add, by which signal ranks the tool lowest."""
+def advice(hit: Hit, missing: list[str] | None = None) -> str:
+    """What a catalog author can add, by which signal ranks the tool lowest; `missing`: the prompt's words the
+    tool's text lacks."""
     lexical, phrase = hit.signals[LEXICAL], hit.signals[PHRASE]
     if lexical.rank > _WEAK_RANK and (lexical.score or 0) < 0.05:
-        return "the prompt shares no words with it: add the prompt's own words to its ragKeywords."
+        words = f" ({', '.join(missing)})" if missing else ""
+        return f"the prompt shares no words with it: add the prompt's own words{words} to its ragKeywords."
     if phrase.rank > _WEAK_RANK:
         return "no keyword or sentence of it means what the prompt asks: add a keyword phrased like the prompt."
     return "other tools match better on every signal: sharpen its USE WHEN and DO NOT USE WHEN lines."
+
+
+def _missing(snapshot: Snapshot, tool: IndexedTool) -> list[str]:
+    if snapshot.index is None or tool.row is None or not snapshot.prompt:
+        return []
+    return words_missing(snapshot.prompt, snapshot.index.lexical, tool.row)
 
 
 def _not_ranked(snapshot: Snapshot, tool: IndexedTool) -> str:

@@ -21,7 +21,7 @@ from catalog.models import CatalogProfile, ForcedFloor, Tool, ToolEmbedding
 from catalog.rag.domain.hybrid import phrase_matrix
 from catalog.rag.domain.index import CURRENT, IndexedProfile, IndexedTool, RagIndex, SystemIndex, vector_state
 from catalog.rag.domain.lexical import lexical_index, term_counts
-from catalog.rag.domain.phrases import lexical_text, tool_phrases
+from catalog.rag.domain.phrases import PHRASE_SCHEME, lexical_text, tool_phrases
 
 _lock = threading.Lock()
 _cached: RagIndex | None = None
@@ -34,6 +34,7 @@ class Piece:
     embedded_at: object
     whole: np.ndarray
     phrases: np.ndarray  # (n, dim): positives then negatives; (0, dim) when made before phrases
+    phrase_scheme: int  # how its phrases were cut: only PHRASE_SCHEME's line up with today's tool_phrases
 
 
 StoredVectors = dict[int, dict[str, Piece]]  # tool pk → {text hash the vector came from: its piece}
@@ -140,11 +141,12 @@ def _stored_vectors(model_id: str) -> StoredVectors:
     fresh = [pk for pk, tool_id, sha, at in listing if getattr(_pieces.get((tool_id, sha)), "embedded_at", None) != at]
     for start in range(0, len(fresh), 2000):
         rows = ToolEmbedding.objects.filter(pk__in=fresh[start : start + 2000]).values_list(
-            "tool_id", "text_sha256", "embedded_at", "dim", "vector", "phrases"
+            "tool_id", "text_sha256", "embedded_at", "dim", "vector", "phrases", "phrase_scheme"
         )
-        for tool_id, sha, at, dim, vector, phrases in rows:
+        for tool_id, sha, at, dim, vector, phrases, scheme in rows:
             whole = np.frombuffer(bytes(vector), dtype="<f4")
-            _pieces[(tool_id, sha)] = Piece(at, whole, np.frombuffer(bytes(phrases), dtype="<f4").reshape(-1, dim))
+            cut = np.frombuffer(bytes(phrases), dtype="<f4").reshape(-1, dim)
+            _pieces[(tool_id, sha)] = Piece(at, whole, cut, scheme)
             _splits.pop((tool_id, sha), None)
     wanted = {(tool_id, sha) for _, tool_id, sha, _ in listing}
     for gone in set(_pieces) - wanted:
@@ -215,7 +217,7 @@ def _split_phrases(piece: Piece, declared: dict[str, Any]) -> tuple[np.ndarray, 
     """(positive, negative) phrase vectors; none when the row holds another count than the text has phrases (a
     row made before phrases, or by another scheme: the sweep re-embeds it)."""
     phrases = tool_phrases(declared["rag_description"], declared["rag_keywords"])
-    if piece.phrases.shape[0] != len(phrases.all):
+    if piece.phrase_scheme != PHRASE_SCHEME or piece.phrases.shape[0] != len(phrases.all):
         empty = np.zeros((0, piece.whole.shape[0]), dtype=np.float32)
         return empty, empty
     cut = len(phrases.positive)

@@ -184,6 +184,8 @@ def test_each_ranked_candidate_carries_its_signals_and_why_not_shows_them(resolv
     assert "get.vitals.trend" in snapshot["toolIds"]
     why = snapshot["whyNot"]["chargeBill"]
     assert "whole text" in why and "best phrase" in why and "shared words" in why
+    # A tool the prompt shares no words with is told which of the prompt's words it lacks.
+    assert "add the prompt's own words (Blutdruck, Monate, entwickelt) to its ragKeywords" in why
 
 
 def test_while_a_rebuild_runs_a_vector_change_serves_the_index_it_replaces_but_a_catalog_change_waits(
@@ -215,3 +217,13 @@ def test_while_a_rebuild_runs_a_vector_change_serves_the_index_it_replaces_but_a
     assert time.monotonic() - started >= 0.5
     other.join(10)
     assert rebuilt is not before and rebuilt.version[0] == before.version[0]
+
+
+def test_a_vector_of_another_phrase_scheme_serves_its_whole_text_but_no_phrases(resolve: Callable[..., Any]) -> None:
+    """After an upgrade (or a change of how phrases are cut) a row's phrase vectors may not line up with today's
+    phrases: until the sweep re-embeds it, the tool is ranked by its whole text and words only."""
+    ToolEmbedding.objects.filter(tool__declared_id="recordVitals").update(phrase_scheme=0)
+    snapshot = resolve(prompt="Blutdruck und Puls eintragen")
+    vitals = next(c for c in snapshot["candidates"] if c["toolId"] == "record.vitals")
+    assert vitals["signals"]["phrase"]["score"] is None
+    assert vitals["signals"]["whole"]["score"] > 0.1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from catalog.rag.domain.lexical import lexical_index, term_counts
+from catalog.rag.domain.lexical import lexical_index, term_counts, words_missing
 
 TOOLS = [
     "Blutdruckverlauf anzeigen\nget vitals trend",
@@ -38,3 +38,13 @@ def test_rows_are_unit_length_and_a_prompt_with_nothing_shared_scores_zero() -> 
 
 def test_an_index_of_no_tools_scores_nothing() -> None:
     assert lexical_index([]).scores("Blutdruck").shape == (0,)
+
+
+def test_the_words_a_tool_lacks_are_named_but_not_its_compound_parts_nor_function_words() -> None:
+    built = index()
+    missing = words_missing("Bitte den Blutdruck und die Herzfrequenz der letzten Woche zeigen", built, 0)
+    assert "Blutdruck" not in missing  # part of "Blutdruckverlauf"
+    assert "Herzfrequenz" in missing and "Woche" in missing
+    assert not {"Bitte", "den", "und", "die", "der", "letzten"} & set(missing)
+    assert words_missing("check drug interactions", built, 1) == []
+    assert len(words_missing("alpha bravo charlie delta foxtrot golfs hotel india", built, 2)) == 5  # at most five
