@@ -15,7 +15,6 @@ import numpy as np
 from celery import current_app
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
 
 from catalog.models import Tool, ToolEmbedding
@@ -89,12 +88,35 @@ def embeddings_refresh(tool_ids: Iterable[int], *, embedder: Embedder | None = N
             unique_fields=["tool", "model_id", "text_sha256"],
             update_fields=["dim", "vector", "phrases", "phrase_scheme", "embedded_at"],
         )
-        # Against the tools' columns as they are now (one statement): a text an import changed meanwhile keeps
-        # the vector another worker just made for it.
-        ToolEmbedding.objects.filter(tool_id__in=embedded, model_id=model_id).exclude(
-            text_sha256=F("tool__rag_text_sha256")
-        ).exclude(text_sha256=F("tool__in_effect_text_sha256")).delete()
+        _delete_unneeded_vectors(embedded, model_id)
     return RefreshResult(embedded, len(ids) - len(embedded), frozenset(r["system"] for r in rows))
+
+
+def _delete_unneeded_vectors(tool_ids: Sequence[int], model_id: str) -> None:
+    """Delete the vectors of `tool_ids` whose text is neither the tool's newest nor the one in effect.
+
+    The vectors are listed first and the tools' texts read after: a vector another worker makes meanwhile for a
+    text an import just changed is not in the list, so it is never taken for stale; a listed vector is deleted
+    only when its text is no text of the tool as read after it. (The one gap: an import that reverts a tool to
+    an older text in between; the sweep re-embeds that text.)
+
+    Two indexed reads and a delete by id, not one DELETE joining the tables: PostgreSQL planned that join as
+    nested loops over every vector and tool row while the tables had no statistics yet (every fresh database, so
+    every test run), and one call at 431 tools ran for minutes."""
+    stored = list(
+        ToolEmbedding.objects.filter(tool_id__in=tool_ids, model_id=model_id).values_list(
+            "pk", "tool_id", "text_sha256"
+        )
+    )
+    texts = {
+        pk: {current, in_effect}
+        for pk, current, in_effect in Tool.objects.filter(pk__in=tool_ids).values_list(
+            "pk", "rag_text_sha256", "in_effect_text_sha256"
+        )
+    }
+    unneeded = [pk for pk, tool_id, sha in stored if sha not in texts.get(tool_id, ())]
+    if unneeded:
+        ToolEmbedding.objects.filter(pk__in=unneeded).delete()
 
 
 def _texts_to_embed(rows: Sequence[Mapping[str, Any]], model_id: str) -> list[tuple[int, str, str, Phrases]]:
