@@ -23,20 +23,11 @@ from pathlib import Path
 import numpy as np
 from _django import setup_django
 from import_catalog import make_manifest
+from rag_worker import PROMPTS  # the same eight prompts (both checkouts have them)
 
 # The pool of real USE vectors bench/rag_scale.py embeds once; both checkouts read the same file (--pool), so old
 # and new rank the same vectors.
 POOL = str(Path(__file__).resolve().parent / "out" / "rag_scale_pool.npz")
-PROMPTS = [
-    "Blutdruck und Puls eintragen",
-    "show the medication list",
-    "Termin nächste Woche bei Dr. Roth",
-    "write the discharge letter",
-    "Rechnung für heute erstellen",
-    "which allergies are on file",
-    "Laborwerte von gestern",
-    "record a clinical note",
-]
 ROUNDS = 6
 
 

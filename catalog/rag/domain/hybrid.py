@@ -6,7 +6,7 @@
 - `lexical`: TF-IDF cosine over character n-grams (German compounds and inflections).
 
 `whole` and `lexical` are scored over every eligible row (a matrix product each); the shortlist is the best
-`shortlist` rows of either, and `phrase` and the fusion run over it: the phrase vectors are ten times as many
+`shortlist` rows of either, and `phrase` and the fusion run over it: the phrase vectors are several times as many
 as the tools. Fusion is per query: reciprocal rank (`rrf`) or z-scores (`norm`), weighted (both measured in
 bench/retrieval_quality.py; the default is the better one on the tuning cases).
 """

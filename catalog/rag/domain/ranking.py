@@ -38,7 +38,7 @@ class SignalScore:
 @dataclass(frozen=True)
 class Hit:
     tool: IndexedTool
-    score: float  # the fused score: what the ranking is by
+    score: float | None  # the fused score: what the ranking is by (None outside the shortlist, never fused)
     rank: int  # among eligible tools with a current vector (1 = best)
     signals: Mapping[str, SignalScore]
     relevance: float  # the best cosine of the prompt with the tool's text or a phrase: what the minimum applies to
@@ -67,13 +67,17 @@ class LazyRanks:
         s = self.scored
         row = int(s.shortlist[position])
         phrase = float(s.phrase[position])
-        signals = {
-            WHOLE: SignalScore(_rounded(s.whole[row]), int(self._ranks[WHOLE][row])),
-            PHRASE: SignalScore(_rounded(phrase), int(self._ranks[PHRASE][position])),
-            LEXICAL: SignalScore(_rounded(s.lexical[row]), int(self._ranks[LEXICAL][row])),
-        }
+        signals = self._signals(row, phrase, int(self._ranks[PHRASE][position]))
         relevance = max(float(s.whole[row]), phrase if np.isfinite(phrase) else -1.0)
         return Hit(self.index.rows[row], round(float(s.fused[position]), 4), position + 1, signals, relevance)
+
+    def _signals(self, row: int, phrase: float, phrase_rank: int) -> dict[str, SignalScore]:
+        s = self.scored
+        return {
+            WHOLE: SignalScore(_rounded(s.whole[row]), int(self._ranks[WHOLE][row])),
+            PHRASE: SignalScore(_rounded(phrase), phrase_rank),
+            LEXICAL: SignalScore(_rounded(s.lexical[row]), int(self._ranks[LEXICAL][row])),
+        }
 
     def get(self, key: str) -> Hit | None:
         tool = self.index.by_key.get(key)
@@ -89,16 +93,12 @@ class LazyRanks:
         score computed alone; phrase ranks are among the shortlist."""
         s = self.scored
         phrase = float(phrase_scores(self.index.phrases, np.array([row]), self.query, self.config.negative_weight)[0])
-        signals = {
-            WHOLE: SignalScore(_rounded(s.whole[row]), int(np.count_nonzero(s.whole > s.whole[row])) + 1),
-            PHRASE: SignalScore(_rounded(phrase), int(np.count_nonzero(s.phrase > phrase)) + 1),
-            LEXICAL: SignalScore(_rounded(s.lexical[row]), int(np.count_nonzero(s.lexical > s.lexical[row])) + 1),
-        }
+        signals = self._signals(row, phrase, int(np.count_nonzero(s.phrase > phrase)) + 1)
         relevance = max(float(s.whole[row]), phrase if np.isfinite(phrase) else -1.0)
         outside = np.isfinite(s.whole)
         outside[s.shortlist] = False
         rank = len(s.shortlist) + 1 + int(np.count_nonzero(outside & (s.whole > s.whole[row])))
-        return Hit(tool, float("-inf"), rank, signals, relevance)
+        return Hit(tool, None, rank, signals, relevance)
 
     def by_signal(self, signal: str, n: int) -> list[str]:
         """Declared ids of the best `n` eligible tools by one signal alone (or `fused`), best first."""

@@ -1,8 +1,9 @@
 """Which tools need a vector, how many are current, and the current vectors themselves.
 
 A vector is current when it was made by the configured model from the text the tool has now
-(`ToolEmbedding.text_sha256 == Tool.rag_text_sha256`). While a rewrite of a tool's text awaits sign-off, the vector
-of the text in effect (`Tool.in_effect_text_sha256`) is kept and needed too: clinical profiles retrieve by it.
+(`ToolEmbedding.text_sha256 == Tool.rag_text_sha256`), with its phrases cut by today's `PHRASE_SCHEME`. While a
+rewrite of a tool's text awaits sign-off, the vector of the text in effect (`Tool.in_effect_text_sha256`) is kept
+and needed too: clinical profiles retrieve by it.
 """
 
 from __future__ import annotations
