@@ -21,6 +21,7 @@ from approvals.services import ApprovalRefused, approval_cancel, approval_consum
 from catalog.core import api_errors
 from catalog.core.api_input import ApiInput
 from catalog.core.auth import ScopedBearer
+from catalog.domain.vocabulary import SYSTEM_MAX, SYSTEM_PATTERN
 
 router = Router(tags=["approvals"], auth=ScopedBearer("approvals"))
 
@@ -90,7 +91,12 @@ class EvaluateIn(ApiInput):
             "maximum": max(settings.APPROVALS_TTL_MAX_SECONDS.values()),
         },
     )
-    system: Literal["condor", "tucan"] | None = Field(None, description="choose when a name matches both")
+    system: str | None = Field(
+        None,
+        max_length=SYSTEM_MAX,
+        pattern=SYSTEM_PATTERN,
+        description="condor, tucan or mcp:<server id>: choose when a name matches tools of several catalogs",
+    )
 
 
 class EvaluateOut(BaseModel):

@@ -15,7 +15,9 @@ from typing import Any
 
 from catalog.core.cache import PerCatalogVersion
 from catalog.domain.keys import canonical_key
+from catalog.domain.mcp import client_spellings
 from catalog.domain.policy import effective_policy_class, is_mutating
+from catalog.domain.vocabulary import mcp_server_of
 from catalog.models import CatalogProfile, Tool
 
 
@@ -80,7 +82,7 @@ def _build(version: tuple[Any, ...]) -> CatalogIndex:
         tool = GateTool(**row)
         index.by_declared_id[tool.declared_id].append(tool)
         index.by_llm_name[tool.llm_name].append(tool)
-        for key in {tool.canonical_key, *(canonical_key(a) for a in aliases)}:
+        for key in {tool.canonical_key, *(canonical_key(a) for a in aliases), *_mcp_client_keys(tool)}:
             index.by_key[key].append(tool)
         if awaiting:
             index.in_effect[tool.pk] = _in_effect_tool(tool, in_effect)
@@ -88,6 +90,13 @@ def _build(version: tuple[Any, ...]) -> CatalogIndex:
     for slug, availabilities, includes, clinical in profiles:
         index.profiles[slug] = GateProfile(slug, tuple(availabilities or ()), frozenset(includes or ()), clinical)
     return index
+
+
+def _mcp_client_keys(tool: GateTool) -> set[str]:
+    """An MCP tool is also called by its server and name as clients expose it (`mcp__time__get_current_time`,
+    `time_get_current_time`, …): "by server and tool name"."""
+    server = mcp_server_of(tool.system)
+    return {canonical_key(name) for name in client_spellings(server, tool.declared_id)} if server else set()
 
 
 def _in_effect_tool(tool: GateTool, in_effect: dict[str, Any] | None) -> GateTool | None:

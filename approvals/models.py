@@ -18,6 +18,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from approvals.domain import HIGH, LOW, UNGATED, DispatchMode, State, effective_state
+from catalog.domain.vocabulary import SYSTEM_MAX
 from catalog.models import Tool
 
 TIER_KEYS = (HIGH, LOW, UNGATED)
@@ -47,7 +48,7 @@ class ApprovalRequest(models.Model):
     submitted_via = models.CharField(max_length=200, help_text="the API token that submitted it")
     # --- the call ---
     tool = models.ForeignKey(Tool, on_delete=models.PROTECT, related_name="+")
-    tool_system = models.CharField(max_length=10)
+    tool_system = models.CharField(max_length=SYSTEM_MAX)
     tool_declared_id = models.CharField(max_length=200)
     requested_name = models.CharField(max_length=200, help_text="the spelling the runtime sent")
     profile = models.CharField(max_length=100)

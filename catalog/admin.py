@@ -25,6 +25,7 @@ from catalog.models import (
     CatalogState,
     Finding,
     ForcedFloor,
+    McpServer,
     OwnershipRule,
     RetrievalEvaluation,
     RevisionReview,
@@ -126,6 +127,12 @@ class ToolChangeAdmin(ReadOnlyAdmin):
 @admin.register(CatalogState)
 class CatalogStateAdmin(ReadOnlyAdmin):
     list_display = ("system", "current_revision")
+
+
+@admin.register(McpServer)
+class McpServerAdmin(ReadOnlyAdmin):
+    list_display = ("system", "name", "version", "transport", "last_imported_at")
+    search_fields = ("slug", "name")
 
 
 @admin.register(ApiToken)

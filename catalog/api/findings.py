@@ -12,7 +12,7 @@ from pydantic import Field
 from catalog.core.api_errors import ErrorOut
 from catalog.core.auth import ScopedBearer
 from catalog.domain.rules import RULES
-from catalog.domain.vocabulary import System
+from catalog.domain.vocabulary import SYSTEM_MAX, SYSTEM_PATTERN_OR_EMPTY, system_problem
 from catalog.models import Severity
 from catalog.selectors.governance import findings_list
 
@@ -50,7 +50,8 @@ def list_findings(
     # Checked below with messages that list what is known; the schema lists the same values ("" is no filter).
     rule: Annotated[str, Field(json_schema_extra={"enum": ["", *sorted(RULES)]})] | None = None,
     severity: Annotated[str, Field(json_schema_extra={"enum": ["", *Severity.values]})] | None = None,
-    system: Annotated[str, Field(json_schema_extra={"enum": ["", *(s.value for s in System)]})] | None = None,
+    system: Annotated[str, Field(json_schema_extra={"pattern": SYSTEM_PATTERN_OR_EMPTY, "maxLength": SYSTEM_MAX})]
+    | None = None,
     owner: str | None = Query(None, max_length=100, description='team id, or "-" for unowned tools'),
     waived: bool | None = None,
     limit: int = Query(100, ge=1, description=f"page size; above {FINDINGS_MAX_LIMIT} is clamped to it"),
@@ -62,8 +63,8 @@ def list_findings(
         problems.append(f"rule: unknown rule {rule!r}; known rules are {', '.join(sorted(RULES))}")
     if severity and severity not in Severity.values:
         problems.append(f"severity: expected one of {', '.join(Severity.values)}")
-    if system and system not in {s.value for s in System}:
-        problems.append(f"system: expected one of {', '.join(s.value for s in System)}")
+    if system and system_problem(system):
+        problems.append(f"system: {system_problem(system)}")
     if problems:
         return Status(422, {"detail": "invalid filter", "errors": problems})
     limit = min(limit, FINDINGS_MAX_LIMIT)  # the answer's `limit` says what was applied

@@ -10,7 +10,6 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Literal
 
 from django.http import HttpRequest, HttpResponse
 from django.utils.cache import get_conditional_response
@@ -19,6 +18,7 @@ from ninja.errors import HttpError
 
 from catalog.core.api_errors import ErrorOut
 from catalog.core.auth import ScopedBearer
+from catalog.domain.vocabulary import SYSTEM_MAX, SYSTEM_PATTERN
 from catalog.selectors.effect import ToolPolicy, UnknownProfile, effective_policies, policy_etag
 
 router = Router(tags=["catalog"], auth=ScopedBearer("catalog:read"))
@@ -29,7 +29,12 @@ DECLARED_ID_MAX_CHARS = 200
 
 class PolicyQuery(Schema):
     profile: str = Field(..., min_length=1, max_length=PROFILE_MAX_CHARS, description="a catalog profile slug")
-    system: Literal["condor", "tucan"] | None = Field(None, description="only this system's tools")
+    system: str | None = Field(
+        None,
+        max_length=SYSTEM_MAX,
+        pattern=SYSTEM_PATTERN,
+        description="only this system's tools: condor, tucan or mcp:<server id>",
+    )
 
 
 class ToolQuery(Schema):
@@ -144,8 +149,10 @@ def catalog_policy(request: HttpRequest, query: Query[PolicyQuery]) -> HttpRespo
 )
 def tool_policy(
     request: HttpRequest,
-    system: Literal["condor", "tucan"],
     query: Query[ToolQuery],
+    system: str = Path(
+        ..., max_length=SYSTEM_MAX, pattern=SYSTEM_PATTERN, description="condor, tucan or mcp:<server id>"
+    ),
     declared_id: str = Path(..., max_length=DECLARED_ID_MAX_CHARS),
 ) -> HttpResponse:
     etag = policy_etag(query.profile, system=system, declared_id=declared_id)

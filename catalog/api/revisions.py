@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
 
 from django.conf import settings
 from django.http import HttpRequest
@@ -13,6 +12,7 @@ from ninja import Path, Query, Router, Schema, Status
 from catalog.core.api_errors import ErrorOut
 from catalog.core.auth import ScopedBearer
 from catalog.domain.manifest import ManifestError
+from catalog.domain.vocabulary import SYSTEM_MAX, SYSTEM_PATTERN
 from catalog.models import CatalogRevision, ToolChange
 from catalog.selectors.effect import clinical_profiles_exist
 from catalog.services.imports import catalog_import
@@ -21,7 +21,7 @@ router = Router(tags=["catalog"], auth=ScopedBearer("catalog:read"))
 
 # The largest page of revisions one call returns: ?limit=100000 gets this many, not a 422.
 REVISIONS_MAX_LIMIT = 200
-SystemName = Literal["condor", "tucan"]
+SYSTEM_DOC = "condor, tucan or mcp:<server id>"
 
 # The body is read raw (the size is checked before it is buffered), so ninja cannot describe it: this does.
 MANIFEST_BODY = {
@@ -137,7 +137,7 @@ def import_revision(request: HttpRequest) -> Status[dict[str, object]]:
 @router.get("/revisions", response=list[RevisionOut], summary="Recent revisions, newest first")
 def list_revisions(
     request: HttpRequest,
-    system: SystemName | None = None,
+    system: str | None = Query(None, max_length=SYSTEM_MAX, pattern=SYSTEM_PATTERN, description=SYSTEM_DOC),
     limit: int = Query(50, description=f"page size; below 1 is 1, above {REVISIONS_MAX_LIMIT} is clamped to it"),
 ) -> list[CatalogRevision]:
     qs = CatalogRevision.objects.order_by("-created_at", "-pk")
@@ -152,7 +152,9 @@ def list_revisions(
     summary="One revision with its changes",
 )
 def get_revision(
-    request: HttpRequest, system: SystemName, number: int = Path(..., ge=1, le=2**31 - 1)
+    request: HttpRequest,
+    system: str = Path(..., max_length=SYSTEM_MAX, pattern=SYSTEM_PATTERN, description=SYSTEM_DOC),
+    number: int = Path(..., ge=1, le=2**31 - 1),
 ) -> dict[str, object]:
     revision = get_object_or_404(CatalogRevision, system=system, number=number)
     changes = ToolChange.objects.filter(revision=revision).order_by("declared_id")

@@ -31,6 +31,9 @@ DECLARED_FIELDS: tuple[str, ...] = (
     "source_path",
     "aliases",
     "input_schema",
+    # An MCP tool's own declaration beyond the axes (catalog.domain.mcp): its server, name, title, output
+    # schema and annotations exactly as declared; None for Condor and TUCAN tools (and then left out of the hash).
+    "mcp",
 )
 
 
@@ -59,6 +62,7 @@ class Descriptor:
     source_path: str | None = None
     aliases: list[str] = field(default_factory=list)
     input_schema: dict[str, Any] | None = None
+    mcp: dict[str, Any] | None = None
 
     def declared(self) -> dict[str, Any]:
         """The declared fields as plain values (what a revision diff compares). Shallow: do not mutate."""
@@ -69,6 +73,9 @@ class Descriptor:
 
 
 def content_hash(declared: dict[str, Any]) -> str:
-    """SHA-256 over the canonical JSON of the declared fields (sorted keys, no whitespace)."""
+    """SHA-256 over the canonical JSON of the declared fields (sorted keys, no whitespace). `mcp` counts only
+    where it is set, so a Condor or TUCAN tool hashes as it did before MCP tools existed."""
+    if declared.get("mcp") is None:
+        declared = {k: v for k, v in declared.items() if k != "mcp"}
     payload = json.dumps(declared, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from catalog.domain.floors import tier_with_floor
+from catalog.domain.mcp import PIN_FIELDS
 from catalog.domain.policy import is_mutating
 from catalog.domain.vocabulary import SAFETY_RELEVANT_FIELDS, HitlTier, Plane
 
@@ -90,6 +91,10 @@ def change_classes(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None)
     }
     if _mutates(old) or _mutates(new):
         classes.update({name: WEAKENING for name in LLM_TEXT_FIELDS if old.get(name) != new.get(name)})
+    if old.get("mcp") is not None or new.get("mcp") is not None:
+        # An MCP tool is pinned: any change of what the model reads or the gate derives from, on a read-only tool
+        # too, waits for sign-off (a server can rewrite a description after review: the "rug pull").
+        classes.update({name: WEAKENING for name in PIN_FIELDS if old.get(name) != new.get(name)})
     return classes
 
 
@@ -102,6 +107,8 @@ def project(in_effect: Mapping[str, Any] | None, proposed: Mapping[str, Any]) ->
     if in_effect is None:
         return None
     result = dict(proposed)
+    if result.get("mcp") is None and "mcp" not in in_effect:
+        result.pop("mcp", None)  # a Condor or TUCAN declaration signed off before MCP tools existed: unchanged
     for name, klass in change_classes(in_effect, proposed).items():
         if klass == WEAKENING:
             result[name] = in_effect.get(name)

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
-from catalog.domain.vocabulary import HitlTier, System
+from catalog.domain.vocabulary import HitlTier, system_problem
 
 # Bounds of what a safety officer may type (the form, the service and the database all hold to them).
 DOMAIN_MAX = 60
@@ -148,8 +148,8 @@ def floor_problems(*, policy_domain: str, pattern: str, system: str, min_tier: s
         problems["policy_domain"] = problem
     elif pattern and (problem := pattern_problem(pattern)):
         problems["pattern"] = problem
-    if system and system not in {s.value for s in System}:
-        problems["system"] = f"one of {', '.join(s.value for s in System)}, or empty for both"
+    if system and (problem := system_problem(system)):
+        problems["system"] = f"{problem}, or empty for every system"
     problems.update(change_problems(min_tier=min_tier, reason=reason))
     return problems
 

@@ -18,6 +18,7 @@ from catalog.models.catalog import (
 from catalog.models.console import UserPreference
 from catalog.models.floors import TierFloor
 from catalog.models.governance import Finding, RevisionReview, Severity, Waiver
+from catalog.models.mcp import McpServer
 from catalog.models.rag import RetrievalEvaluation, ToolEmbedding
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "CatalogState",
     "Finding",
     "ForcedFloor",
+    "McpServer",
     "OwnershipRule",
     "RetrievalEvaluation",
     "ReviewState",

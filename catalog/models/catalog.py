@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from catalog.domain.descriptor import DECLARED_FIELDS
 from catalog.domain.vocabulary import (
+    SYSTEM_MAX,
     Availability,
     ChangeKind,
     FloorTrigger,
@@ -60,7 +61,7 @@ class Team(models.Model):
 class OwnershipRule(models.Model):
     """(plane, module or "*") → team, per system. The owner of a tool is derived from these."""
 
-    system = models.CharField(max_length=10, choices=_choices(System))
+    system = models.CharField(max_length=SYSTEM_MAX)
     plane = models.CharField(max_length=20, choices=_choices(Plane))
     module = models.CharField(max_length=100, help_text='a module, or "*" for any module of the plane')
     team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="ownership_rules")
@@ -78,7 +79,7 @@ class OwnershipRule(models.Model):
 class CatalogProfile(models.Model):
     """A catalog profile: which availabilities are active, whether it is clinical, explicit includes."""
 
-    system = models.CharField(max_length=10, choices=_choices(System), help_text="the manifest that declared it")
+    system = models.CharField(max_length=SYSTEM_MAX, help_text="the manifest that declared it")
     slug = models.CharField(max_length=100, unique=True)
     clinical = models.BooleanField(default=False)
     availabilities = models.JSONField(default=list)
@@ -94,7 +95,7 @@ class CatalogProfile(models.Model):
 class ForcedFloor(models.Model):
     """Ids forced into the candidate set on a trigger; floors lead the ordered set."""
 
-    system = models.CharField(max_length=10, choices=_choices(System))
+    system = models.CharField(max_length=SYSTEM_MAX)
     slug = models.CharField(max_length=100)
     trigger = models.CharField(max_length=30, choices=_choices(FloorTrigger))
     tool_ids = models.JSONField(default=list, help_text="ordered declared tool ids")
@@ -113,7 +114,7 @@ class ForcedFloor(models.Model):
 class Agent(models.Model):
     """A TUCAN agent and the categories bound to it at construction."""
 
-    system = models.CharField(max_length=10, choices=_choices(System), default=System.TUCAN.value)
+    system = models.CharField(max_length=SYSTEM_MAX, default=System.TUCAN.value)
     slug = models.CharField(max_length=100)
     categories = models.JSONField(default=list)
 
@@ -128,7 +129,7 @@ class Agent(models.Model):
 class CatalogRevision(models.Model):
     """One accepted import of one system's manifest."""
 
-    system = models.CharField(max_length=10, choices=_choices(System))
+    system = models.CharField(max_length=SYSTEM_MAX)
     number = models.PositiveIntegerField()
     format = models.CharField(max_length=40)
     manifest_sha256 = models.CharField(max_length=64)
@@ -189,7 +190,7 @@ class CatalogRevision(models.Model):
 class CatalogState(models.Model):
     """One row per system: imports lock it (SELECT … FOR UPDATE) so two imports never interleave."""
 
-    system = models.CharField(max_length=10, choices=_choices(System), unique=True)
+    system = models.CharField(max_length=SYSTEM_MAX, unique=True)
     current_revision = models.ForeignKey(
         CatalogRevision, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
@@ -209,7 +210,7 @@ class ToolQuerySet(models.QuerySet["Tool"]):
 class Tool(models.Model):
     """A declared tool: every descriptor axis is its own queryable field."""
 
-    system = models.CharField(max_length=10, choices=_choices(System))
+    system = models.CharField(max_length=SYSTEM_MAX)
     declared_id = models.CharField(max_length=200)
     # --- declared (written only by the import service) ---
     plane = models.CharField(max_length=20, choices=_choices(Plane))
@@ -234,6 +235,11 @@ class Tool(models.Model):
     source_path = models.CharField(max_length=300, null=True, blank=True)
     aliases = models.JSONField(default=list, blank=True)
     input_schema = models.JSONField(null=True, blank=True)
+    mcp = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="MCP tools: server, name, title, outputSchema, annotations as declared (catalog.domain.mcp)",
+    )
     content_hash = models.CharField(max_length=64, help_text="SHA-256 of the declared fields")
     rag_text_sha256 = models.CharField(
         max_length=64, blank=True, help_text="SHA-256 of the text the tool is embedded by (ragDescription + keywords)"

@@ -11,7 +11,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from catalog.domain.floors import DOMAIN_MAX, PATTERN_MAX, TIERS, floor_key
-from catalog.domain.vocabulary import System
+from catalog.domain.vocabulary import SYSTEM_MAX
 
 
 class TierFloor(models.Model):
@@ -23,7 +23,7 @@ class TierFloor(models.Model):
 
     policy_domain = models.CharField(max_length=DOMAIN_MAX, blank=True, default="")
     pattern = models.CharField(max_length=PATTERN_MAX, blank=True, default="")
-    system = models.CharField(max_length=10, blank=True, default="", choices=[(s.value, s.value) for s in System])
+    system = models.CharField(max_length=SYSTEM_MAX, blank=True, default="", help_text="empty for every system")
     min_tier = models.CharField(max_length=10, choices=[(t, t) for t in TIERS])
     reason = models.TextField()
     # NULL for the floors the migration seeded from the Condor seed's reservation.

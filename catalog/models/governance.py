@@ -8,7 +8,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from catalog.domain.rules import UNWAIVABLE_RULES
-from catalog.domain.vocabulary import System
+from catalog.domain.vocabulary import SYSTEM_MAX
 from catalog.models.catalog import CatalogRevision, Tool
 
 
@@ -23,7 +23,7 @@ class Finding(models.Model):
     Recomputed inside the import transaction, so listing findings is a plain indexed query.
     """
 
-    system = models.CharField(max_length=10, choices=[(s.value, s.value) for s in System])
+    system = models.CharField(max_length=SYSTEM_MAX)
     tool = models.ForeignKey(Tool, null=True, blank=True, on_delete=models.CASCADE, related_name="findings")
     rule = models.CharField(max_length=60)
     severity = models.CharField(max_length=10, choices=Severity.choices)

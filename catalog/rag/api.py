@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict
 from catalog.core.api_errors import ErrorOut
 from catalog.core.api_input import ApiInput
 from catalog.core.auth import ScopedBearer
+from catalog.domain.vocabulary import SYSTEM_MAX
 from catalog.rag.domain.resolution import Snapshot, why_not
 from catalog.rag.embedders import EmbedderError
 from catalog.rag.selectors.resolution import SnapshotRefused, snapshot_resolve
@@ -31,7 +32,11 @@ class ResolveIn(ApiInput):
         None, ge=1, le=settings.CONDOR_RAG_MAX_TOP_K, description="RAG hits to keep (default from settings)"
     )
     byteBudget: int | None = Field(None, ge=0, le=1_000_000, description="bytes of candidate manifest lines")  # noqa: N815
-    system: str | None = Field(None, max_length=10, description="default: the profile's system")
+    system: str | None = Field(
+        None,
+        max_length=SYSTEM_MAX,
+        description="condor, tucan or mcp:<server id>; default: the profile's system",
+    )
     whyNot: list[Annotated[str, Field(max_length=200)]] = Field(  # noqa: N815
         default_factory=list, max_length=20, description="tool ids to explain"
     )

@@ -18,6 +18,7 @@ from catalog.domain.ownership import UNOWNED
 from catalog.domain.vocabulary import ReviewState
 from catalog.models import (
     CatalogProfile,
+    CatalogState,
     Finding,
     Team,
     Tool,
@@ -188,7 +189,14 @@ def _facets_of(version: Version) -> dict[str, list[str]]:
         "modules": list(Tool.objects.live().order_by("module").values_list("module", flat=True).distinct()),
         "teams": list(Team.objects.order_by("slug").values_list("slug", flat=True)),
         "profiles": list(CatalogProfile.objects.order_by("slug").values_list("slug", flat=True)),
+        "systems": catalog_systems(),
     }
+
+
+def catalog_systems() -> list[str]:
+    """condor and tucan always (their pages name them before a first import), then each MCP server's catalog:
+    one query on a table of one row per system."""
+    return sorted({"condor", "tucan", *CatalogState.objects.values_list("system", flat=True)})
 
 
 _FACETS = PerCatalogVersion(_facets_of)

@@ -13,6 +13,8 @@ from rapidfuzz import fuzz, process
 
 from catalog.core.cache import PerCatalogVersion, Version
 from catalog.domain.keys import canonical_key
+from catalog.domain.mcp import client_spellings
+from catalog.domain.vocabulary import mcp_server_of
 from catalog.models import Tool
 
 MIN_SCORE = 60.0
@@ -40,12 +42,19 @@ class Lookup:
 
 def _build_index(version: Version) -> _Index:
     tools_by_key: dict[str, list[tuple[int, str]]] = {}
-    for pk, key, aliases in Tool.objects.live().values_list("pk", "canonical_key", "aliases"):
+    rows = Tool.objects.live().values_list("pk", "canonical_key", "aliases", "system", "declared_id")
+    for pk, key, aliases, system, declared_id in rows:
         tools_by_key.setdefault(key, []).append((pk, "canonical key"))
         for alias in aliases or []:
             alias_key = canonical_key(alias)
             if alias_key != key:
                 tools_by_key.setdefault(alias_key, []).append((pk, f"alias {alias!r}"))
+        server = mcp_server_of(system)
+        # An MCP tool is also found by the names MCP clients give it (`mcp__time__get_current_time`, …).
+        for spelling in client_spellings(server, declared_id)[1:] if server else ():
+            client_key = canonical_key(spelling)
+            if client_key != key and (pk, "MCP client name") not in tools_by_key.get(client_key, []):
+                tools_by_key.setdefault(client_key, []).append((pk, "MCP client name"))
     keys = sorted(tools_by_key)
     return _Index(version=version, keys=keys, spaced=[k.replace(".", " ") for k in keys], tools_by_key=tools_by_key)
 

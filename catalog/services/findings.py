@@ -10,6 +10,7 @@ from catalog.domain.manifest import Agent as AgentSpec
 from catalog.domain.manifest import ForcedFloor as FloorSpec
 from catalog.domain.manifest import Manifest
 from catalog.domain.manifest import Profile as ProfileSpec
+from catalog.domain.vocabulary import mcp_server_of
 from catalog.models import Agent, CatalogProfile, CatalogRevision, CatalogState, Finding, ForcedFloor, Tool
 from catalog.rag.selectors.siblings import sibling_pairs_for
 from catalog.selectors.floors import tier_floors
@@ -33,7 +34,20 @@ def lint_view_from_manifest(
         baseline_count=manifest.baseline_count,
         sibling_pairs=sibling_pairs or [],
         tier_floors=tier_floors(),
+        foreign_names=foreign_names(manifest.system),
     )
+
+
+def foreign_names(system: str) -> tuple[tuple[str, str], ...]:
+    """For an MCP server's catalog: every spelling of every live tool of the other systems (what its tools may
+    shadow), one query. Condor and TUCAN catalogs need none (their rules compare within the catalog)."""
+    if mcp_server_of(system) is None:
+        return ()
+    names: list[tuple[str, str]] = []
+    rows = Tool.objects.live().exclude(system=system).values_list("system", "declared_id", "llm_name", "aliases")
+    for other, declared_id, llm, aliases in rows:
+        names.extend((other, name) for name in {declared_id, llm, *(aliases or [])})
+    return tuple(names)
 
 
 def _all_profiles(manifest: Manifest) -> list[ProfileSpec]:
@@ -59,6 +73,7 @@ def lint_view_from_db(system: str) -> rules.LintCatalog:
         baseline_count=revision.baseline_count if revision else None,
         sibling_pairs=sibling_pairs_for(system),
         tier_floors=tier_floors(),
+        foreign_names=foreign_names(system),
     )
 
 

@@ -21,6 +21,7 @@ from catalog.domain.effect import (
 )
 from catalog.domain.keys import canonical_key, llm_name
 from catalog.domain.manifest import Manifest, load_manifest, manifest_sha256
+from catalog.domain.mcp import PIN_FIELDS
 from catalog.domain.ownership import derive_owner
 from catalog.domain.policy import effective_policy_class, effective_retry_class, is_mutating
 from catalog.domain.vocabulary import SAFETY_RELEVANT_SECTIONS, ChangeKind, Plane, ReviewState
@@ -32,6 +33,7 @@ from catalog.rag.services.vectors import embeddings_enqueue
 from catalog.services.config_sections import config_changes_since, config_replace, ownership_sync, teams_sync
 from catalog.services.findings import findings_store, lint_view_from_manifest
 from catalog.services.import_progress import ImportProgress
+from catalog.services.mcp_servers import mcp_server_store
 
 
 @dataclass
@@ -151,6 +153,7 @@ def _import_locked(*, raw: bytes, via: str, imported_by: User | None, actor: Act
     _store_findings(manifest, revision, teams, rule_index, tool_pks)
     state.current_revision = revision
     state.save(update_fields=["current_revision"])
+    mcp_server_store(manifest, revision)
     _audit_import(actor, latest, revision, result)
     progress.step("stored the findings")
     # New or changed embedded texts (and anything still missing a vector) go to the worker after commit.
@@ -445,7 +448,9 @@ def _change(
     """The per-tool change row of this revision: each governed field that changed, classed as strengthening or
     weakening (`catalog.domain.effect`); `before`/`after` are the declarations (None: the tool came or went)."""
     classes = change_classes(before, after)
-    relevant = safety_fields(fields) + [name for name in classes if name in fields and name in LLM_TEXT_FIELDS]
+    relevant = safety_fields(fields) + [
+        name for name in classes if name in fields and (name in LLM_TEXT_FIELDS or name in PIN_FIELDS)
+    ]
     return ToolChange(
         revision=revision,
         tool=tool,

@@ -28,7 +28,7 @@ class FindingFilterForm(forms.Form):
         widget=QuickSelect, required=False, choices=[("", _("all severities"))] + list(Severity.choices)
     )
     system = forms.ChoiceField(
-        widget=QuickSelect, required=False, choices=[("", _("both systems"))] + [(s.value, s.value) for s in System]
+        widget=QuickSelect, required=False, choices=[("", _("every system"))] + [(s.value, s.value) for s in System]
     )
     owner = forms.CharField(required=False, max_length=100, help_text=_('team id, or "-" for unowned'))
     waived = forms.ChoiceField(
@@ -36,6 +36,11 @@ class FindingFilterForm(forms.Form):
         required=False,
         choices=[("", _("waived or not")), ("yes", _("waived")), ("no", _("not waived"))],
     )
+
+    def __init__(self, *args: Any, systems: list[str] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if systems is not None:  # condor, tucan and every MCP server's catalog
+            choice_field(self, "system").choices = [("", _("every system"))] + [(s, s) for s in systems]
 
     def waived_value(self) -> bool | None:
         return {"yes": True, "no": False}.get(self.cleaned_data.get("waived") or "")
@@ -112,6 +117,7 @@ class CatalogFilterForm(forms.Form):
 
     def __init__(self, *args: Any, facets: dict[str, list[str]], sorts: list[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        choice_field(self, "system").choices = [("", _("any"))] + [(s, s) for s in facets.get("systems", [])]
         choice_field(self, "module").choices = [("", _("any"))] + [(m, m) for m in facets["modules"]]
         choice_field(self, "owner").choices = [("", _("any")), (UNOWNED, _("unowned"))] + [
             (t, t) for t in facets["teams"]

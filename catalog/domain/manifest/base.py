@@ -103,6 +103,9 @@ class Manifest:
     forced_floors: list[ForcedFloor] = field(default_factory=list)
     agents: list[Agent] = field(default_factory=list)
     tools: list[Descriptor] = field(default_factory=list)
+    # `mcp-tools/v1` only: {"server": identity, "governance": the overlay section as given or None, "tools": the
+    # tools/list result as given}.
+    mcp: dict[str, Any] | None = None
 
 
 class ManifestError(Exception):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from catalog.domain.manifest.base import Dialect
 from catalog.domain.manifest.condor import DIALECT as CONDOR
+from catalog.domain.manifest.mcp import DIALECT as MCP
 from catalog.domain.manifest.tucan import DIALECT as TUCAN
 
-DIALECTS: dict[str, Dialect] = {d.format: d for d in (CONDOR, TUCAN)}
+DIALECTS: dict[str, Dialect] = {d.format: d for d in (CONDOR, TUCAN, MCP)}

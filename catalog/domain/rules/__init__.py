@@ -6,7 +6,10 @@ Importing this package registers every rule: each module of it adds its checks t
 
 from __future__ import annotations
 
-from catalog.domain.rules import declarations, floors, manipulation, text
+# `mcp` last: its rules list after the rules every catalog gets.
+from catalog.domain.rules import declarations, floors, manipulation, text  # isort: split
+
+from catalog.domain.rules import mcp
 from catalog.domain.rules.base import RULES, Finding, LintCatalog, LintTool, Rule, Severity, lint, rule
 from catalog.domain.rules.text import RAG_SHAPE, REQUIRED_KEYWORD_LANGUAGES, rag_shape_problem
 
@@ -28,6 +31,7 @@ __all__ = [
     "floors",
     "lint",
     "manipulation",
+    "mcp",
     "rag_shape_problem",
     "rule",
     "text",

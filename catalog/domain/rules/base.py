@@ -43,6 +43,9 @@ class LintCatalog:
     sibling_pairs: list[tuple[str, str, float]] = field(default_factory=list)
     # The safety officers' HITL tier floors (catalog.domain.floors), as the console stores them.
     tier_floors: tuple[Floor, ...] = ()
+    # Every live tool of the other systems as (system, name) for each spelling a client may call it by
+    # (declared id, LLM name, aliases): what an MCP server's tool may shadow (catalog.domain.rules.mcp).
+    foreign_names: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from catalog.domain.keys import canonical_key, llm_name
 from catalog.domain.policy import effective_policy_class, effective_retry_class, is_mutating
 from catalog.domain.profiles import is_active
 from catalog.domain.rules.base import Finding, LintCatalog, Severity, _each, _finding, rule
+from catalog.domain.rules.mcp_reading import mutation_reason
 from catalog.domain.vocabulary import Availability, Plane, PolicyClass, RetryClass, System
 
 # --- errors ----------------------------------------------------------------------------------------
@@ -18,7 +19,11 @@ from catalog.domain.vocabulary import Availability, Plane, PolicyClass, RetryCla
 def _mutate_without_hitl(catalog: LintCatalog) -> Iterator[Finding]:
     for d, _ in _each(catalog):
         effective = effective_policy_class(mutating=d.mutating, policy_class=d.policy_class)
-        if effective == PolicyClass.MUTATE and not d.hitl_tier:
+        if effective == PolicyClass.MUTATE and not d.hitl_tier and d.mcp is not None:
+            # An MCP tool mutates by its hints (MCP's defaults); its tier lives in the server's overlay.
+            message, details = mutation_reason(d)
+            yield _finding("mutate-without-hitl", d, message, effective_policy_class=effective, **details)
+        elif effective == PolicyClass.MUTATE and not d.hitl_tier:
             source = "declared" if d.policy_class else "from the mutating fallback"
             yield _finding(
                 "mutate-without-hitl",

@@ -45,6 +45,7 @@ from catalog.domain.rules.manipulation_patterns import (
     Kind,
     keywords_in,
 )
+from catalog.domain.rules.mcp_reading import foreign_text_names
 
 RULE_ID = "llm-text-manipulation"
 SCHEMA_MAX_DEPTH = 12  # input schemas nest a few levels; deeper nodes are not read (documented bound)
@@ -384,6 +385,8 @@ def _unique(hits: list[Hit]) -> list[Hit]:
 @rule(RULE_ID, Severity.ERROR, "Manipulation in LLM-facing text")
 def _llm_text_manipulation(catalog: LintCatalog) -> Iterator[Finding]:
     names = catalog_names(t.descriptor for t in catalog.tools)
+    for name, label in foreign_text_names(catalog).items():
+        names.setdefault(name, label)  # an MCP tool may also shadow another catalog's tool
     for d, _ in _each(catalog):
         hits = manipulation_hits(d, names)
         if not hits:

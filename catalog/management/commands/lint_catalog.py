@@ -11,8 +11,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from catalog.domain import rules
 from catalog.domain.manifest import ManifestError, load_manifest
 from catalog.domain.ownership import derive_owner
-from catalog.domain.vocabulary import System
+from catalog.domain.vocabulary import system_problem
 from catalog.models import Team
+from catalog.selectors.catalog import catalog_systems
 from catalog.services.findings import findings_recompute, lint_view_from_db, lint_view_from_manifest
 
 THRESHOLDS = {"error": {"error"}, "warning": {"error", "warning"}, "never": set()}
@@ -25,7 +26,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--system", choices=[s.value for s in System])
+        parser.add_argument("--system", help="condor, tucan or mcp:<server id> (default: every imported catalog)")
         parser.add_argument("--manifest", type=Path, help="lint this manifest instead of the stored catalog")
         parser.add_argument("--format", choices=["text", "json"], default="text")
         parser.add_argument("--fail-on", choices=sorted(THRESHOLDS), default="error")
@@ -49,7 +50,9 @@ class Command(BaseCommand):
     def _views(self, options: dict[str, Any]) -> list[rules.LintCatalog]:
         path: Path | None = options["manifest"]
         if path is None:
-            systems = [options["system"]] if options["system"] else [s.value for s in System]
+            if options["system"] and (problem := system_problem(options["system"])):
+                raise CommandError(f"--system: {problem}")
+            systems = [options["system"]] if options["system"] else catalog_systems()
             return [lint_view_from_db(system) for system in systems]
         if options["save"]:
             raise CommandError("--save stores the stored catalog's findings; it cannot be used with --manifest")

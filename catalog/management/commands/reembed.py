@@ -17,7 +17,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--all", action="store_true", help="re-embed every live tool, current or not")
-        parser.add_argument("--system", choices=["condor", "tucan"], help="only this system's tools")
+        parser.add_argument("--system", help="only this system's tools: condor, tucan or mcp:<server id>")
 
     def handle(self, *args: Any, all: bool, system: str | None, **options: Any) -> None:
         embedder = get_embedder()

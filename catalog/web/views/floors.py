@@ -24,8 +24,9 @@ from catalog.domain.floors import (
     normalized_domain,
     normalized_pattern,
 )
-from catalog.domain.vocabulary import HitlTier, System
+from catalog.domain.vocabulary import HitlTier
 from catalog.models import TierFloor
+from catalog.selectors.catalog import catalog_systems
 from catalog.selectors.floors import floors_overview
 from catalog.services.floors import FloorRefused, tier_floor_add, tier_floor_change, tier_floor_remove
 
@@ -39,6 +40,11 @@ def _reason_field(help_text: Any) -> forms.CharField:
         widget=forms.Textarea(attrs={"rows": 2}),
         help_text=help_text,
     )
+
+
+def _system_choices() -> list[tuple[str, Any]]:
+    """Read when a form is made: condor, tucan and every MCP server's catalog."""
+    return [("", gettext_lazy("every system"))] + [(s, s) for s in catalog_systems()]
 
 
 class FloorAddForm(forms.Form):
@@ -59,7 +65,7 @@ class FloorAddForm(forms.Form):
     system = forms.ChoiceField(
         label=gettext_lazy("System"),
         required=False,
-        choices=[("", gettext_lazy("both systems"))] + [(s.value, s.value) for s in System],
+        choices=_system_choices,
     )
     min_tier = forms.ChoiceField(
         label=gettext_lazy("Minimum HITL tier"),

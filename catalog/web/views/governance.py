@@ -17,6 +17,7 @@ from catalog.core.access import page
 from catalog.domain.rules import RULES
 from catalog.domain.vocabulary import ReviewState
 from catalog.models import CatalogRevision, RevisionReview, Tool, Waiver
+from catalog.selectors.catalog import catalog_systems
 from catalog.selectors.governance import finding_counts_per_rule, findings_list, revisions_list
 from catalog.selectors.signoff import decision_state, revision_detail
 from catalog.services.governance import GovernanceRefused, waiver_grant, waiver_revoke
@@ -28,7 +29,7 @@ PAGE_SIZE = 50
 
 @page("findings")
 def findings_page(request: HttpRequest) -> HttpResponse:
-    form = FindingFilterForm(request.GET or None)
+    form = FindingFilterForm(request.GET or None, systems=catalog_systems())
     filters: dict[str, Any] = {}
     if form.is_bound and form.is_valid():
         data = form.cleaned_data

@@ -69,7 +69,7 @@ def test_bad_filters_are_a_422_that_says_which(client: Client, auth: dict[str, s
     errors = response.json()["errors"]
     assert errors[0].startswith("rule: unknown rule 'nope'; known rules are ")
     assert errors[1] == "severity: expected one of error, warning"
-    assert errors[2] == "system: expected one of condor, tucan"
+    assert errors[2] == "system: expected condor, tucan or mcp:<server id>"
     # A greedy page size is clamped (and the answer says to what), not refused.
     assert client.get(URL, {"limit": 5000}, headers=auth).json()["limit"] == 500
 

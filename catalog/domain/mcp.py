@@ -1,0 +1,179 @@
+"""MCP tools as the console governs them: annotations with MCP's own defaults, the axes they imply, the pin, and
+the governance overlay a catalog admin lays over a server (owner, policy domain, HITL tier per name pattern).
+
+Pure code over plain values. The `mcp` declared field of a descriptor (`Descriptor.mcp`) holds what the server
+declared beyond the axes, exactly as declared:
+
+    {"server": "time", "name": "get_current_time", "title": "Get time" | None,
+     "outputSchema": {...} | None, "annotations": {"readOnlyHint": true, ...} | None}
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from catalog.domain.vocabulary import Idempotency, RetryClass
+
+# MCP's ToolAnnotations (specification 2025-06-18 and later): each hint's default when the server omits it. The
+# defaults are the cautious reading, so an unannotated tool counts as a mutating, destructive, open-world write.
+HINT_DEFAULTS: dict[str, bool] = {
+    "readOnlyHint": False,
+    "destructiveHint": True,
+    "idempotentHint": False,
+    "openWorldHint": True,
+}
+HINTS: tuple[str, ...] = tuple(HINT_DEFAULTS)
+ANNOTATION_KEYS: tuple[str, ...] = ("title", *HINTS)
+
+# What a tool's pin covers: everything the model reads or the gate derives from. A change to any of it on
+# re-import is a weakening change (catalog.domain.effect): not in effect for clinical profiles until signed off.
+PIN_FIELDS: tuple[str, ...] = ("rag_description", "input_schema", "mcp")
+
+
+def effective_hints(annotations: Mapping[str, Any] | None) -> dict[str, bool]:
+    """Each hint as declared, MCP's default where it is missing (or not a boolean). `destructiveHint` and
+    `idempotentHint` mean something only for a tool that is not read-only (the specification), so a read-only
+    tool is neither destructive nor in need of idempotence."""
+    given = annotations or {}
+    hints = {
+        name: given[name] if isinstance(given.get(name), bool) else default for name, default in HINT_DEFAULTS.items()
+    }
+    if hints["readOnlyHint"]:
+        hints["destructiveHint"] = False
+        hints["idempotentHint"] = True
+    return hints
+
+
+@dataclass(frozen=True)
+class HintAxes:
+    """The console's axes as an MCP tool's hints imply them (TOOLS.md, "Mapping")."""
+
+    mutating: bool
+    destructive: bool
+    retry_class: str
+    idempotency: str
+
+
+def axes_from_hints(annotations: Mapping[str, Any] | None) -> HintAxes:
+    """A tool mutates unless it says it is read-only, and only a tool that does not mutate may be retried (the one
+    mutating predicate, catalog.domain.policy: an idempotent write is still never retried by the runtime, since a
+    timed-out write that landed must not land twice). idempotentHint gives the idempotency."""
+    hints = effective_hints(annotations)
+    mutating = not hints["readOnlyHint"]
+    idempotent = hints["idempotentHint"]
+    return HintAxes(
+        mutating=mutating,
+        destructive=hints["destructiveHint"],
+        retry_class=RetryClass.NONE.value if mutating else RetryClass.TRANSIENT.value,
+        idempotency=Idempotency.NATURAL.value if idempotent else Idempotency.NONE.value,
+    )
+
+
+def pin_of(declared: Mapping[str, Any] | None) -> str:
+    """SHA-256 of what the pin covers (name, description, schemas, annotations); "" for no declaration."""
+    if declared is None or declared.get("mcp") is None:
+        return ""
+    payload = {name: declared.get(name) for name in PIN_FIELDS}
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class OverlayRule:
+    """One line of a server's overlay: tools whose name matches `match` (fnmatch, case-insensitive) get these;
+    a field left None falls back to the server's default."""
+
+    match: str
+    policy_domain: str | None = None
+    hitl_tier: str | None = None
+    team: str | None = None
+
+
+@dataclass(frozen=True)
+class Overlay:
+    """What a catalog admin declares for an MCP server, which declares no owner, domain or tier itself."""
+
+    team: str | None = None
+    policy_domain: str | None = None
+    rules: tuple[OverlayRule, ...] = ()
+
+
+@dataclass(frozen=True)
+class OverlayMatch:
+    module: str  # the rule's pattern that matched, else the server id: what ownership is derived by
+    policy_domain: str | None
+    hitl_tier: str | None
+
+
+def overlay_for(name: str, server_id: str, overlay: Overlay) -> OverlayMatch:
+    """The first rule whose pattern matches the tool's name decides; the server's defaults fill the rest. A tool
+    no rule matches has the server id as module (owned by the server's team), the default domain and no tier."""
+    for r in overlay.rules:
+        if fnmatch.fnmatchcase(name.lower(), r.match.lower()):
+            return OverlayMatch(
+                module=r.match,
+                policy_domain=r.policy_domain if r.policy_domain is not None else overlay.policy_domain,
+                hitl_tier=r.hitl_tier,
+            )
+    return OverlayMatch(module=server_id, policy_domain=overlay.policy_domain, hitl_tier=None)
+
+
+def overlay_as_json(overlay: Overlay) -> dict[str, Any]:
+    """The overlay as the manifest's `governance` section spells it (TOOLS.md)."""
+    return {
+        "team": overlay.team,
+        "policyDomain": overlay.policy_domain,
+        "tools": [
+            {
+                key: value
+                for key, value in (
+                    ("match", r.match),
+                    ("policyDomain", r.policy_domain),
+                    ("hitlTier", r.hitl_tier),
+                    ("team", r.team),
+                )
+                if value is not None
+            }
+            for r in overlay.rules
+        ],
+    }
+
+
+def ownership_of(server_id: str, overlay: Overlay) -> list[tuple[str, str]]:
+    """(module, team) ownership lines: the server's team for its own module, each rule's team for its pattern."""
+    lines: list[tuple[str, str]] = []
+    if overlay.team:
+        lines.append((server_id, overlay.team))
+    seen = {server_id}
+    for r in overlay.rules:
+        team = r.team or overlay.team
+        if team and r.match not in seen:
+            lines.append((r.match, team))
+            seen.add(r.match)
+    return lines
+
+
+def declared_vs_effective(annotations: Mapping[str, Any] | None) -> list[tuple[str, Any, bool]]:
+    """(hint, declared value or None, effective value) per hint, for the tool page."""
+    given = annotations or {}
+    effective = effective_hints(annotations)
+    return [(name, given.get(name), effective[name]) for name in HINTS]
+
+
+def client_spellings(server_id: str, name: str) -> Sequence[str]:
+    """How MCP clients commonly expose a server's tool to the model: bare, `server_name`, `server__name`,
+    `mcp__server__name` (Claude's form), `server.name` and `server/name`. Used by the approvals gate and the
+    owner lookup to find an MCP tool by any of them."""
+    return (
+        name,
+        f"{server_id}_{name}",
+        f"{server_id}__{name}",
+        f"mcp__{server_id}__{name}",
+        f"{server_id}.{name}",
+        f"{server_id}/{name}",
+    )

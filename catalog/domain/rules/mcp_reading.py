@@ -1,0 +1,50 @@
+"""What the rule modules shared by every catalog read of an MCP tool (`Descriptor.mcp` set): why it counts as
+mutating (for `mutate-without-hitl`) and the names of other catalogs' tools its text may shadow (for
+`llm-text-manipulation`). Registers no rule, so importing it leaves the rules' order as it was; the MCP rules
+themselves are in `mcp.py`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from catalog.domain.descriptor import Descriptor
+from catalog.domain.mcp import client_spellings, effective_hints
+from catalog.domain.rules.base import LintCatalog
+from catalog.domain.vocabulary import mcp_server_of
+
+
+def declared_annotations(d: Descriptor) -> dict[str, Any]:
+    """The tool's MCP annotations exactly as declared ({} when none)."""
+    return dict((d.mcp or {}).get("annotations") or {})
+
+
+def mutation_reason(d: Descriptor) -> tuple[str, dict[str, Any]]:
+    """Why an MCP tool counts as mutating and what to do, for `mutate-without-hitl`'s message; its details."""
+    declared = declared_annotations(d)
+    destructive = effective_hints(declared)["destructiveHint"]
+    said = "declared" if isinstance(declared.get("destructiveHint"), bool) else "by MCP's default"
+    if isinstance(declared.get("readOnlyHint"), bool):
+        how = f"{'' if destructive else 'not '}destructive, {said}"
+        why = f"readOnlyHint is false: the server declares it writes ({how})"
+    elif destructive:
+        why = "no readOnlyHint: MCP's default reads an unannotated tool as a destructive write"
+    else:
+        why = "no readOnlyHint: MCP's default reads it as a write (declared not destructive)"
+    message = (
+        f"{why}; no HITL tier is set: an ungated mutation. Set hitlTier 'high' (always suspends) or 'low' for it in "
+        f"the server's governance overlay (governance.tools: match {d.declared_id!r}), or, if it only reads, have "
+        "the server declare readOnlyHint: true."
+    )
+    return message, {"destructive": destructive, "read_only_hint": declared.get("readOnlyHint")}
+
+
+def foreign_text_names(catalog: LintCatalog) -> dict[str, str]:
+    """For the manipulation rule's shadowing signs: every spelling a client may call another catalog's tool by,
+    lower-cased, mapped to how a finding names it (`send_email (mcp:mail)`). Empty for Condor and TUCAN."""
+    names: dict[str, str] = {}
+    for system, name in catalog.foreign_names:
+        server = mcp_server_of(system)
+        for s in client_spellings(server, name) if server else (name,):
+            names.setdefault(s.lower(), f"{name} ({system})")
+    return names
