@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test install messages compilemessages lint bench clean
+.PHONY: run test install messages compilemessages lint bench clean mcp-servers
 
 $(PY):
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -40,13 +40,25 @@ run: compilemessages
 	$(PY) manage.py runserver $(HOST):$(PORT)
 
 # The whole pytest-django suite (PYTEST_ARGS=... selects).
-test: compilemessages
+test: compilemessages mcp-servers
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 # ruff, then mypy with django-stubs over the app packages ([tool.mypy] in pyproject.toml).
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
+
+# The npm MCP server the live-import tests start (tests/integration/mcp/), pinned, into .mcp-servers/ (not in git).
+# `make test` installs it when npm is on PATH; without it those tests are skipped, unless
+# CONDOR_REQUIRE_MCP_SERVERS=1 (CI sets it), which makes them fail instead.
+MCP_EVERYTHING_VERSION := 2026.8.31
+MCP_STAMP := .mcp-servers/.installed-$(MCP_EVERYTHING_VERSION)
+$(MCP_STAMP):
+	@if command -v npm >/dev/null; then \
+		npm install --prefix .mcp-servers --save-exact --no-audit --no-fund --loglevel=error \
+			@modelcontextprotocol/server-everything@$(MCP_EVERYTHING_VERSION) && touch $(MCP_STAMP); \
+	else echo "npm not found: the tests that start @modelcontextprotocol/server-everything will be skipped"; fi
+mcp-servers: $(MCP_STAMP)
 
 # The benchmarks under bench/ and a 1-minute mixed load at 50 req/s (bench/README.md).
 bench: $(STAMP)

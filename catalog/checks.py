@@ -139,3 +139,36 @@ def ranking_settings_are_valid(app_configs: Any = None, **kwargs: Any) -> list[C
             )
         )
     return errors
+
+
+@register("condor")
+def mcp_headers_are_valid(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """CONDOR_MCP_HEADERS must be `{server id: {header: value}}`, all strings: a mistyped one would send a
+    re-import without its credentials, or fail it with a message far from the cause."""
+    value = getattr(settings, "CONDOR_MCP_HEADERS", {})
+    problem = mcp_headers_problem(value)
+    if problem is None:
+        return []
+    return [
+        Error(
+            f"CONDOR_MCP_HEADERS: {problem}",
+            hint='Set it to a JSON object of objects of strings, e.g. {"crm": {"Authorization": "Bearer …"}}.',
+            id="condor.E040",
+        )
+    ]
+
+
+def mcp_headers_problem(value: Any) -> str | None:
+    if isinstance(value, str):
+        return "not valid JSON"
+    if not isinstance(value, dict):
+        return f"a JSON object is needed, got {type(value).__name__}"
+    for server_id, headers in value.items():
+        if not isinstance(headers, dict):
+            return f"{server_id!r}: an object of header names and values is needed, got {type(headers).__name__}"
+        for name, header_value in headers.items():
+            if not name:
+                return f"{server_id!r}: a header name must not be empty"
+            if not isinstance(header_value, str):
+                return f"{server_id!r}.{name!r}: a header value must be a string, got {type(header_value).__name__}"
+    return None

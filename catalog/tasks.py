@@ -1,13 +1,15 @@
-"""Celery discovers `<app>.tasks`: the catalog's tasks (the RAG ones live with their code, catalog/rag/tasks.py)."""
+"""Celery discovers `<app>.tasks`: the catalog's tasks (the RAG and MCP ones live with their code,
+catalog/rag/tasks.py and catalog/mcp/tasks.py, and are imported here to be registered)."""
 
 from __future__ import annotations
 
 from celery import shared_task
 
 from catalog.core.audit import audit_seal
+from catalog.mcp.tasks import reimport_server
 from catalog.rag.tasks import embed_tools, sweep_embeddings
 
-__all__ = ["embed_tools", "seal_audit_log", "sweep_embeddings"]
+__all__ = ["embed_tools", "reimport_server", "seal_audit_log", "sweep_embeddings"]
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)

@@ -5,6 +5,7 @@ Defaults give the zero-service demo: SQLite, in-process tasks, DEBUG on.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -165,6 +166,13 @@ CELERY_TASK_IGNORE_RESULT = True
 # The catalog profile this deployment runs under (the boot gate checks it).
 CONDOR_ACTIVE_PROFILE = os.environ.get("CONDOR_ACTIVE_PROFILE", "")
 
+# {server id: {header: value}}: the headers a re-import of an MCP server over Streamable HTTP sends (a live import
+# stores only the header names; condor.E040 refuses a value that is not such an object).
+try:
+    CONDOR_MCP_HEADERS: Any = json.loads(os.environ.get("CONDOR_MCP_HEADERS") or "{}")
+except ValueError:
+    CONDOR_MCP_HEADERS = os.environ["CONDOR_MCP_HEADERS"]  # kept as text for the check to name it
+
 # Largest manifest the API accepts, in bytes.
 CONDOR_MAX_MANIFEST_BYTES = int(os.environ.get("CONDOR_MAX_MANIFEST_BYTES", str(32 * 1024 * 1024)))
 # Django's own cap sits above it, so the API answers an oversized manifest with its clear 413 first.
@@ -177,7 +185,9 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     # The audit log's checkpoints (one line per seal: position, hash, time) reach stderr, a sink outside the
     # database, whatever LOG_LEVEL says (catalog/core/audit.py).
-    "loggers": {"condor.audit": {"level": "INFO"}},
+    # The MCP SDK logs a server's transport faults with tracebacks, and httpx2 every request: catalog.mcp.client
+    # reports each failure as one sentence instead.
+    "loggers": {"condor.audit": {"level": "INFO"}, "mcp": {"level": "CRITICAL"}, "httpx2": {"level": "WARNING"}},
 }
 
 # --- Security / production ---------------------------------------------------------------------------

@@ -5,7 +5,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from catalog.core.signin import AdminSignInForm, SignInForm
-from catalog.web.views import catalog, dashboard, floors, governance, language, owners, teams, tokens, tool
+from catalog.web.views import catalog, dashboard, floors, governance, language, mcp, owners, teams, tokens, tool
 from condor_admin.api import api
 
 # The admin signs in through the same throttled form as the console (catalog/core/signin.py).
@@ -30,6 +30,10 @@ urlpatterns = [
     path("floors/new", floors.floor_add_view, name="tier-floor-add"),
     path("floors/<int:floor_id>/change", floors.floor_change_view, name="tier-floor-change"),
     path("floors/<int:floor_id>/remove", floors.floor_remove_view, name="tier-floor-remove"),
+    path("mcp/", mcp.servers_page, name="mcp-servers"),
+    path("mcp/<str:slug>/", mcp.server_page, name="mcp-server"),
+    path("mcp/<str:slug>/governance", mcp.governance_view, name="mcp-governance"),
+    path("mcp/<str:slug>/reimport", mcp.reimport_view, name="mcp-reimport"),
     path("tokens/", tokens.tokens_page, name="api-tokens"),
     path("tokens/new", tokens.token_create_view, name="api-token-create"),
     path("tokens/<int:token_id>/revoke", tokens.token_revoke_view, name="api-token-revoke"),

@@ -51,6 +51,7 @@ NAMED_LAYERS = {
     "approvals.display": BOUNDARY,  # how a page shows arguments
     "catalog.cards.display": BOUNDARY,  # how the cards pages label states, checks and slots
     "catalog.rag.embedders": CORE,  # the embedder interface and its implementations (infrastructure)
+    "catalog.mcp.client": CORE,  # the MCP SDK client that lists a live server's tools (infrastructure)
 }
 # approvals stands on catalog's platform and reads, never on its writes or pages (DESIGN.md).
 APPROVALS_MAY_IMPORT = ("catalog.core", "catalog.models", "catalog.domain", "catalog.selectors")

@@ -52,6 +52,10 @@ PAGE_ACCESS: dict[str, tuple[str, frozenset[str] | str]] = {
     "rag:quality": ("GET", SIGNED_IN),
     "rag:quality-run": ("POST", frozenset({roles.CATALOG_ADMIN, roles.SAFETY_OFFICER})),
     # Service API tokens: catalog admins (and superusers) issue, scope, expire and revoke them.
+    "mcp-servers": ("GET", SIGNED_IN),
+    "mcp-server": ("GET", SIGNED_IN),
+    "mcp-governance": ("POST", frozenset({roles.CATALOG_ADMIN, SUPERUSER})),
+    "mcp-reimport": ("POST", frozenset({roles.CATALOG_ADMIN, SUPERUSER})),
     "api-tokens": ("GET", frozenset({roles.CATALOG_ADMIN, SUPERUSER})),
     "api-token-create": ("POST", frozenset({roles.CATALOG_ADMIN, SUPERUSER})),
     "api-token-revoke": ("POST", frozenset({roles.CATALOG_ADMIN, SUPERUSER})),

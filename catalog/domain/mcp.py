@@ -177,3 +177,39 @@ def client_spellings(server_id: str, name: str) -> Sequence[str]:
         f"{server_id}.{name}",
         f"{server_id}/{name}",
     )
+
+
+# The console's overlay editor: one rule per line, `pattern [domain=…] [tier=high|low] [team=…]`.
+_LINE_KEYS = {"domain": "policyDomain", "tier": "hitlTier", "team": "team"}
+
+
+def overlay_lines(governance: Mapping[str, Any] | None) -> str:
+    """A governance section's rules as the editor's lines."""
+    lines = []
+    for r in (governance or {}).get("tools", []) or []:
+        parts = [str(r.get("match", ""))]
+        parts += [f"{short}={r[key]}" for short, key in _LINE_KEYS.items() if r.get(key)]
+        lines.append(" ".join(parts))
+    return "\n".join(lines)
+
+
+def parse_overlay_lines(text: str, *, max_lines: int) -> tuple[list[dict[str, str]], list[str]]:
+    """The editor's lines as the governance section's `tools`, and each problem as "line N: …". Blank lines and
+    lines starting with # are skipped. Values are checked again by the dialect on import."""
+    rules: list[dict[str, str]] = []
+    problems: list[str] = []
+    numbered = [(n, line.strip()) for n, line in enumerate(text.splitlines(), 1)]
+    numbered = [(n, line) for n, line in numbered if line and not line.startswith("#")]
+    if len(numbered) > max_lines:
+        return [], [f"at most {max_lines} rules, got {len(numbered)}"]
+    for n, line in numbered:
+        pattern, *options = line.split()
+        rule = {"match": pattern}
+        for option in options:
+            short, sep, value = option.partition("=")
+            if not sep or short not in _LINE_KEYS or not value:
+                problems.append(f"line {n}: {option!r} is not domain=…, tier=high|low or team=…")
+                continue
+            rule[_LINE_KEYS[short]] = value
+        rules.append(rule)
+    return rules, problems

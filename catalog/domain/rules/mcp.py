@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from catalog.domain.descriptor import Descriptor
@@ -127,7 +127,9 @@ def _foreign_keys(foreign: tuple[tuple[str, str], ...]) -> dict[str, set[tuple[s
     return by_key
 
 
-def _collisions(d: Descriptor, server: str, by_key: dict[str, set[tuple[str, str]]], others: set[str]) -> list:
+def _collisions(
+    d: Descriptor, server: str, by_key: dict[str, set[tuple[str, str]]], others: set[str]
+) -> list[dict[str, str]]:
     hits: dict[tuple[str, str], dict[str, str]] = {}
     for key in sorted(_exposed_keys(server, d.declared_id, others)):
         for system, name in sorted(by_key.get(key, ())):
@@ -216,7 +218,7 @@ def _untyped(schema: Any) -> list[str]:
     return out
 
 
-def _walk(node: Any, path: str, depth: int, visit: Any) -> None:
+def _walk(node: Any, path: str, depth: int, visit: Callable[[str, str, Any], None]) -> None:
     if depth > SCHEMA_MAX_DEPTH or not isinstance(node, dict):
         return
     props = node.get("properties")
@@ -233,16 +235,22 @@ def _walk(node: Any, path: str, depth: int, visit: Any) -> None:
             _walk(sub, f"{path}.{key}[{i}]", depth + 1, visit)
 
 
-def _mutates(d: Descriptor) -> bool:
-    return is_mutating(mutating=d.mutating, policy_class=d.policy_class)
+def _writes(d: Descriptor) -> bool:
+    """Whether an open schema matters: the tool declares it writes, or declares nothing and its name or text says
+    it writes. An unannotated tool that reads (`maps_geocode`) already has mutate-without-hitl's error, whose fix
+    (readOnlyHint true) settles this too; on the 118 tools, 22 of the 40 open schemas the MCP default alone flagged
+    were such readers (bench/mcp_findings.py)."""
+    if not is_mutating(mutating=d.mutating, policy_class=d.policy_class):
+        return False
+    return "readOnlyHint" in _declared_annotations(d) or bool(write_signs(d))
 
 
 def _loose(d: Descriptor) -> list[dict[str, str]]:
     schema = d.input_schema if isinstance(d.input_schema, dict) else {}
-    problems = [{"path": p, "problem": "no type"} for p in _untyped(schema)]
+    problems = [{"path": p, "problem": "no type"} for p in _untyped(schema)]  # on any tool: the model guesses
     if schema.get("type") != "object":
         problems.insert(0, {"path": "inputSchema.type", "problem": f"is {schema.get('type')!r}, not 'object'"})
-    elif _mutates(d) and schema.get("additionalProperties") is not False:
+    elif _writes(d) and schema.get("additionalProperties") is not False:
         problems.append(
             {"path": "inputSchema.additionalProperties", "problem": "not false on a mutating tool: any argument passes"}
         )
@@ -260,7 +268,7 @@ def _mcp_schema_loose(catalog: LintCatalog) -> Iterator[Finding]:
         shown = "; ".join(f"{p['path']} {p['problem']}" for p in problems[:3])
         more = f"; and {len(problems) - 3} more" if len(problems) > 3 else ""
         unannotated = "readOnlyHint" not in _declared_annotations(d)
-        why = " (it counts as mutating because it declares no readOnlyHint)" if unannotated and d.mutating else ""
+        why = " (it declares no readOnlyHint and its name or description says it writes)" if unannotated else ""
         yield _finding(
             "mcp-schema-loose",
             d,

@@ -338,7 +338,8 @@ def refused(raw: bytes) -> list[str]:
 def test_a_format_that_is_not_a_string_is_refused(seeded: None) -> None:
     raw = json.dumps({**condor_base(), "format": ["condor-catalog/v1"]}).encode()
     assert refused(raw) == [
-        "format: unknown manifest format ['condor-catalog/v1']; expected one of condor-catalog/v1, mcp-tools/v1, tucan-tools/v1"
+        "format: unknown manifest format ['condor-catalog/v1'];"
+        " expected one of condor-catalog/v1, mcp-tools/v1, tucan-tools/v1"
     ]
 
 

@@ -43,6 +43,10 @@ def test_option_groups_render_through_the_templates() -> None:
 def test_the_catalog_filter_form_uses_it() -> None:
     from catalog.web.forms import CatalogFilterForm
 
-    form = CatalogFilterForm({"owner": "-"}, facets={"modules": ["m"], "teams": ["t"], "profiles": ["p"], "systems": ["condor", "tucan"]}, sorts=["id"])
+    form = CatalogFilterForm(
+        {"owner": "-"},
+        facets={"modules": ["m"], "teams": ["t"], "profiles": ["p"], "systems": ["condor", "tucan"]},
+        sorts=["id"],
+    )
     assert isinstance(form.fields["owner"].widget, QuickSelect)
     assert '<option value="-" selected>unowned</option>' in str(form["owner"])

@@ -48,7 +48,8 @@ def test_not_json_and_not_utf8_are_located() -> None:
 
 def test_unknown_format() -> None:
     assert problems_of({"format": "condor-catalog/v9"}) == [
-        "format: unknown manifest format 'condor-catalog/v9'; expected one of condor-catalog/v1, mcp-tools/v1, tucan-tools/v1"
+        "format: unknown manifest format 'condor-catalog/v9';"
+        " expected one of condor-catalog/v1, mcp-tools/v1, tucan-tools/v1"
     ]
     assert problems_of([1, 2]) == ["$: expected a JSON object, got a list"]
 

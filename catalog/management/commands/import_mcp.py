@@ -1,0 +1,97 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import User
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from catalog.core.audit import Actor
+from catalog.domain.manifest import ManifestError
+from catalog.management.commands.import_catalog import progress_on
+from catalog.mcp.client import McpFetchError
+from catalog.mcp.services import DEFAULT_TIMEOUT_SECONDS, mcp_import_live
+from catalog.selectors.effect import clinical_profiles_exist
+
+
+class Command(BaseCommand):
+    help = (
+        "Import a live MCP server's tools as the catalog mcp:ID: start it over stdio "
+        "(import_mcp --server ID -- COMMAND [ARG ...]) or reach it over Streamable HTTP "
+        "(import_mcp --server ID --url URL [--header 'Name: value' ...]). Nothing changes if it fails."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--server", required=True, help="the server id: its catalog is mcp:ID")
+        parser.add_argument("--url", help="the Streamable HTTP endpoint (usually ending in /mcp)")
+        parser.add_argument(
+            "--header",
+            action="append",
+            default=[],
+            help="'Name: value' sent with every HTTP request (repeatable); only the names are stored",
+        )
+        parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_SECONDS, help="seconds for it all")
+        parser.add_argument(
+            "--save", type=Path, help="also write the manifest here (before the import, so a refused one is kept)"
+        )
+        parser.add_argument("--as", dest="username", help="record this user as the importer (see import_catalog)")
+        parser.add_argument("command", nargs="*", help="after --: the command that starts the server over stdio")
+
+    def handle(self, *args: Any, server: str, url: str | None, command: list[str], **options: Any) -> None:
+        if bool(url) == bool(command):
+            raise CommandError("give either --url URL or, after --, the command that starts the server (not both)")
+        if command and options["header"]:
+            raise CommandError("--header is for --url: a server started over stdio gets no HTTP headers")
+        if options["timeout"] <= 0:
+            raise CommandError("--timeout must be more than 0 seconds")
+        user = importer(options["username"])
+        via = f"cli import_mcp {server}"
+        try:
+            with progress_on(self.stderr if options["verbosity"] >= 1 else None):
+                result = mcp_import_live(
+                    server_id=server,
+                    command=command or None,
+                    url=url,
+                    headers=parse_headers(options["header"]),
+                    timeout=options["timeout"],
+                    via=via,
+                    imported_by=user,
+                    actor=Actor.for_user(user) if user is not None else Actor(label=via),
+                    save_to=options["save"],
+                )
+        except McpFetchError as exc:
+            raise CommandError(f"{exc.message}; nothing was changed") from None
+        except OSError as exc:
+            raise CommandError(f"--save {options['save']}: {exc.strerror}; nothing was changed") from None
+        except ManifestError as exc:
+            lines = "\n".join(f"  {problem}" for problem in exc.problems)
+            raise CommandError(
+                f"mcp:{server}: manifest refused, {len(exc.problems)} problem(s); nothing was changed:\n{lines}"
+            ) from None
+        self.stdout.write(result.summary())
+
+
+def importer(username: str | None) -> User | None:
+    """The user `--as` names; required, as for import_catalog, once a clinical profile exists."""
+    if username:
+        user = get_user_model().objects.filter(username=username).first()
+        if user is None:
+            raise CommandError(f"--as {username}: no such user")
+        return user
+    if clinical_profiles_exist():
+        raise CommandError(
+            "--as USERNAME is required once a clinical profile exists: the import names the person who answers "
+            "for it, and a sign-off must come from someone else; nothing was changed"
+        )
+    return None
+
+
+def parse_headers(given: list[str]) -> dict[str, str]:
+    headers: dict[str, str] = {}
+    for item in given:
+        name, colon, value = item.partition(":")
+        if not colon or not name.strip():
+            raise CommandError(f"--header {item!r}: expected 'Name: value'")
+        headers[name.strip()] = value.strip()
+    return headers

@@ -1,0 +1,1 @@
+"""Pure code of the live MCP import (no Django)."""
