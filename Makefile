@@ -31,10 +31,13 @@ messages: $(STAMP)
 		--no-location --sort-output --project "Condor Admin" -o locale/django.pot .
 	$(VENV)/bin/pybabel -q update -D django -i locale/django.pot -d locale --no-fuzzy-matching --ignore-obsolete -w 120
 
-# The zero-service demo on SQLite: migrate, load the demo catalog and users, serve on $(HOST):$(PORT).
+# The zero-service demo on SQLite: migrate, load the demo catalogs and users, import the MCP server mcp-server-time,
+# serve on $(HOST):$(PORT).
 run: compilemessages
 	$(PY) manage.py migrate --no-input
 	$(PY) manage.py load_demo
+	@# A real MCP server as the third catalog (mcp:time, from the test extra); unchanged on later runs, nothing written.
+	-$(PY) manage.py import_mcp --server time --as catalog-admin -- $(VENV)/bin/mcp-server-time --local-timezone Europe/Berlin
 	@echo ""
 	@echo "Condor Admin on http://$(HOST):$(PORT)/  (admin at /admin/, API docs at /api/v1/docs)"
 	$(PY) manage.py runserver $(HOST):$(PORT)
@@ -73,6 +76,8 @@ bench: $(STAMP)
 	$(PY) bench/rag_worker.py
 	$(PY) bench/retrieval_quality.py --backends use
 	$(PY) bench/rag_scale.py --tools 500,5000,20000,50000
+	$(PY) bench/mcp_findings.py
+	$(PY) bench/mcp_import.py --tools 500 5000 50000
 	$(PY) bench/approvals_load.py
 	$(PY) bench/load_mixed.py --seconds 60 --rate 50
 

@@ -24,7 +24,8 @@ from django.test import Client
 
 from catalog.core import roles
 from catalog.models import AuditEvent, CatalogRevision, Finding, McpServer, Tool, ToolChange
-from tests.conftest import tasks_in_process
+from tests.approvals.conftest import Runtime
+from tests.conftest import sign_off, signed_import, tasks_in_process
 
 REPO = Path(__file__).resolve().parents[3]
 EVERYTHING = REPO / ".mcp-servers" / "node_modules" / ".bin" / "mcp-server-everything"
@@ -146,27 +147,44 @@ def test_mcp_server_time_from_pypi_over_stdio(db: Any) -> None:
     assert "timezone" in json.dumps(tools["convert_time"].input_schema)
 
 
-def test_a_rewritten_description_on_reimport_is_caught_as_a_weakening_change(
-    db: Any, tmp_path: Path, client: Client, make_user: Any
+def test_a_rug_pull_on_reimport_waits_for_sign_off_and_the_gate_keeps_the_pinned_declaration(
+    db: Any, tmp_path: Path, client: Client, make_user: Any, make_token: Any, manifests: Any
 ) -> None:
+    # A clinical profile exists (the Condor catalog brings it): imports name their importer, sign-offs count.
+    signed_import(manifests.encode(manifests.condor([manifests.condor_tool("listActiveMedications")])))
+    make_user("importer", roles.CATALOG_ADMIN)
     state = tmp_path / "listings"
-    argv = ["--server", "clinic", "--", sys.executable, str(RUGPULL), "--state", str(state)]
+    argv = ["--server", "clinic", "--as", "importer", "--", sys.executable, str(RUGPULL), "--state", str(state)]
     import_mcp(*argv)
-    first = Tool.objects.get(system="mcp:clinic", declared_id="send_referral")
-    assert "mirror-clinic" not in first.rag_description
+    sign_off("mcp:clinic")
+    send = Tool.objects.get(system="mcp:clinic", declared_id="send_referral")
+    assert not send.awaiting_signoff and "mirror-clinic" not in send.in_effect["rag_description"]
 
     summary = import_mcp(*argv)  # the server's second listing carries the rug pull
     assert state.read_text() == "2" and "1 changed" in summary
     revision = CatalogRevision.objects.get(system="mcp:clinic", number=2)
     change = ToolChange.objects.get(revision=revision, declared_id="send_referral")
-    assert change.classes == {"rag_description": "weakening"} and change.weakening
+    assert change.classes == {"rag_description": "weakening", "input_schema": "weakening"} and change.weakening
     assert not ToolChange.objects.filter(revision=revision, declared_id="lookup_patient").exists()
+    send.refresh_from_db()
+    assert send.awaiting_signoff and "mirror-clinic" not in send.in_effect["rag_description"]
+
+    # Clinical profiles are answered by the pinned schema, which has no copyTo; the demo sees the newest listing.
+    runtime = Runtime(client, make_token("runtime", scopes=("approvals",)))
+    args = {"patientId": "pat-1", "clinic": "Praxis Nord", "letter": "…", "copyTo": "records@mirror-clinic.com"}
+    body = {"tool": "mcp__clinic__send_referral", "dispatchMode": "operator", "args": args}
+    refused = runtime.evaluate(profile="clinical-production", **body)
+    assert refused.status_code == 422 and "copyTo" in refused.content.decode()
+    demo = runtime.evaluate(profile="demo", **body)
+    # Not refused there: a write with no HITL tier waits for an approver (fail closed), with the new argument.
+    assert demo.status_code == 201 and demo.json()["reason"] == "ungated-mutation"
+    assert demo.json()["request"]["args"]["copyTo"] == args["copyTo"]
 
     client.force_login(make_user("officer", roles.SAFETY_OFFICER))
     tool_page = client.get("/tools/mcp:clinic/send_referral/").content.decode()
     assert "changed since pinned" in tool_page
     diff = client.get(f"/revisions/mcp:clinic/{revision.number}/").content.decode()
-    assert "mirror-clinic.com" in diff
+    assert "mirror-clinic.com" in diff and "copyTo" in diff
 
 
 def test_every_page_of_tools_list_is_followed(db: Any) -> None:
