@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import io
+import json
 import re
 from datetime import timedelta
 from typing import Any
@@ -20,6 +21,7 @@ from django.utils import timezone
 
 from catalog.core.access import SIGNED_IN
 from catalog.models import ApiToken, TierFloor, Tool, Waiver
+from catalog.services.imports import catalog_import
 
 SKIPPED_NAMESPACES = {"admin", "api"}
 SKIPPED_NAMES = {"login", "logout"}
@@ -96,6 +98,10 @@ def world(db: Any, make_user: Any) -> dict[str, Any]:
         idempotency_key="access-matrix",
         via="test",
     ).request
+    # An MCP server under the sample slug the team pages use too ("billing").
+    mcp = {"id": "billing", "name": "billing-mcp", "version": "1", "protocolVersion": "2025-06-18"}
+    tools = [{"name": "lookup_invoice", "description": "Find an invoice.", "inputSchema": {"type": "object"}}]
+    catalog_import(raw=json.dumps({"format": "mcp-tools/v1", "server": mcp, "tools": tools}).encode(), via="test")
     return {
         "request_id": approval.pk,
         "system": "condor",

@@ -13,6 +13,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -181,6 +182,7 @@ def client_spellings(server_id: str, name: str) -> Sequence[str]:
 
 # The console's overlay editor: one rule per line, `pattern [domain=…] [tier=high|low] [team=…]`.
 _LINE_KEYS = {"domain": "policyDomain", "tier": "hitlTier", "team": "team"}
+_RULE_LOCATION = re.compile(r"governance\.tools\[(?P<index>\d+)\](?P<rest>.*)", re.DOTALL)
 
 
 def overlay_lines(governance: Mapping[str, Any] | None) -> str:
@@ -193,15 +195,16 @@ def overlay_lines(governance: Mapping[str, Any] | None) -> str:
     return "\n".join(lines)
 
 
-def parse_overlay_lines(text: str, *, max_lines: int) -> tuple[list[dict[str, str]], list[str]]:
-    """The editor's lines as the governance section's `tools`, and each problem as "line N: …". Blank lines and
-    lines starting with # are skipped. Values are checked again by the dialect on import."""
+def parse_overlay_lines(text: str, *, max_lines: int) -> tuple[list[dict[str, str]], list[str], list[int]]:
+    """The editor's lines as the governance section's `tools`, each problem as "line N: …", and the editor line
+    of each rule (blank lines and lines starting with # are skipped, so rule i is not always line i + 1). Values
+    are checked again by the dialect on import."""
     rules: list[dict[str, str]] = []
     problems: list[str] = []
     numbered = [(n, line.strip()) for n, line in enumerate(text.splitlines(), 1)]
     numbered = [(n, line) for n, line in numbered if line and not line.startswith("#")]
     if len(numbered) > max_lines:
-        return [], [f"at most {max_lines} rules, got {len(numbered)}"]
+        return [], [f"at most {max_lines} rules, got {len(numbered)}"], []
     for n, line in numbered:
         pattern, *options = line.split()
         rule = {"match": pattern}
@@ -212,4 +215,19 @@ def parse_overlay_lines(text: str, *, max_lines: int) -> tuple[list[dict[str, st
                 continue
             rule[_LINE_KEYS[short]] = value
         rules.append(rule)
-    return rules, problems
+    return rules, problems, [n for n, _ in numbered]
+
+
+def editor_problem(problem: str, lines: Sequence[int]) -> str:
+    """A dialect problem of the governance section in the editor's words: `governance.tools[2].hitlTier: …` →
+    `line 4: tier: …` (the editor line of rule 2, the key as the editor spells it)."""
+    match = _RULE_LOCATION.match(problem)
+    if match is None:
+        return problem.removeprefix("governance.")
+    index = int(match["index"])
+    line = lines[index] if index < len(lines) else index + 1
+    rest = match["rest"].lstrip(".: ")
+    for short, key in _LINE_KEYS.items():
+        if rest.startswith(key + ":"):
+            rest = short + rest[len(key) :]
+    return f"line {line}: {rest}"

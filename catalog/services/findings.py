@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from django.db import transaction
+
 from catalog.domain import rules
 from catalog.domain.descriptor import Descriptor
 from catalog.domain.manifest import Agent as AgentSpec
 from catalog.domain.manifest import ForcedFloor as FloorSpec
 from catalog.domain.manifest import Manifest
 from catalog.domain.manifest import Profile as ProfileSpec
-from catalog.domain.vocabulary import mcp_server_of
+from catalog.domain.vocabulary import MCP_SYSTEM_PREFIX, mcp_server_of
 from catalog.models import Agent, CatalogProfile, CatalogRevision, CatalogState, Finding, ForcedFloor, Tool
 from catalog.rag.selectors.siblings import sibling_pairs_for
 from catalog.selectors.floors import tier_floors
@@ -128,3 +130,31 @@ def findings_recompute(system: str) -> int:
     view = lint_view_from_db(system)
     pks = dict(Tool.objects.filter(system=system).live().values_list("declared_id", "pk"))
     return findings_store(view=view, revision=state.current_revision, tool_pks=pks)
+
+
+# The rules that read other catalogs' names (`LintCatalog.foreign_names`): what an MCP tool may shadow.
+FOREIGN_NAME_RULES = ("mcp-shadowing", "llm-text-manipulation")
+
+
+def foreign_findings_refresh(changed_system: str) -> list[str]:
+    """After an import of `changed_system` committed: refresh the foreign-name findings of every other MCP
+    catalog, so that a collision is found on both tools whichever was imported first (the newcomer's import
+    finds it on its own tools; this finds it on the other's). Each catalog under its own import lock, in a
+    transaction of its own (taking a second system's lock inside an import could deadlock with that system's
+    import doing the same). Returns the systems refreshed."""
+    others = list(
+        CatalogState.objects.filter(system__startswith=MCP_SYSTEM_PREFIX, current_revision__isnull=False)
+        .exclude(system=changed_system)
+        .order_by("system")
+        .values_list("system", flat=True)
+    )
+    for system in others:
+        with transaction.atomic():
+            state = CatalogState.objects.select_for_update().filter(system=system).first()
+            if state is None or state.current_revision is None:
+                continue
+            pks = dict(Tool.objects.filter(system=system).live().values_list("declared_id", "pk"))
+            findings_store(
+                view=lint_view_from_db(system), revision=state.current_revision, tool_pks=pks, only=FOREIGN_NAME_RULES
+            )
+    return others

@@ -31,7 +31,7 @@ from catalog.rag.selectors.siblings import sibling_pairs_for
 from catalog.rag.selectors.vectors import tools_needing_vectors
 from catalog.rag.services.vectors import embeddings_enqueue
 from catalog.services.config_sections import config_changes_since, config_replace, ownership_sync, teams_sync
-from catalog.services.findings import findings_store, lint_view_from_manifest
+from catalog.services.findings import findings_store, foreign_findings_refresh, lint_view_from_manifest
 from catalog.services.import_progress import ImportProgress
 from catalog.services.mcp_servers import mcp_server_store
 
@@ -158,6 +158,8 @@ def _import_locked(*, raw: bytes, via: str, imported_by: User | None, actor: Act
     progress.step("stored the findings")
     # New or changed embedded texts (and anything still missing a vector) go to the worker after commit.
     embeddings_enqueue(tools_needing_vectors(system=system))
+    # Names this catalog brings or drops may be shadowed by (or shadow) another MCP server's tools.
+    transaction.on_commit(lambda: foreign_findings_refresh(system))
     return result
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 from celery import current_app
 from django.contrib.auth.models import User
 from django.db import transaction
@@ -11,13 +9,12 @@ from django.db import transaction
 from catalog.core.audit import Actor, audit_record
 from catalog.domain.manifest import ManifestError
 from catalog.domain.manifest.mcp import OVERLAY_RULES_MAX
-from catalog.domain.mcp import parse_overlay_lines
+from catalog.domain.mcp import editor_problem, parse_overlay_lines
 from catalog.mcp.domain.listing import manifest_bytes, manifest_from_listing
 from catalog.models import McpServer
 from catalog.services.imports import ImportResult, catalog_import
 
 REIMPORT_TASK = "catalog.mcp.tasks.reimport_server"
-_RULE_LOCATION = re.compile(r"governance\.tools\[(?P<index>\d+)\](?P<rest>.*)", re.DOTALL)
 
 
 class GovernanceRefused(Exception):
@@ -37,7 +34,7 @@ def mcp_governance_update(
     server = McpServer.objects.filter(slug=server_id).first()
     if server is None:
         raise GovernanceRefused([f"server: no registered MCP server {server_id!r}"])
-    rules, problems = parse_overlay_lines(rules_text, max_lines=OVERLAY_RULES_MAX)
+    rules, problems, lines = parse_overlay_lines(rules_text, max_lines=OVERLAY_RULES_MAX)
     if problems:
         raise GovernanceRefused(problems)
     governance = {"team": team or None, "policyDomain": policy_domain or None, "tools": rules}
@@ -52,15 +49,7 @@ def mcp_governance_update(
     try:
         return catalog_import(raw=manifest_bytes(doc), via="console: governance overlay", imported_by=user)
     except ManifestError as exc:
-        raise GovernanceRefused([_editor_location(p) for p in exc.problems]) from exc
-
-
-def _editor_location(problem: str) -> str:
-    """`governance.tools[2].hitlTier: …` → `line 3: hitlTier: …` (the editor's line of that rule)."""
-    match = _RULE_LOCATION.match(problem)
-    if match is None:
-        return problem.removeprefix("governance.")
-    return f"line {int(match['index']) + 1}: {match['rest'].lstrip('.: ')}"
+        raise GovernanceRefused([editor_problem(p, lines) for p in exc.problems]) from exc
 
 
 def mcp_reimport_request(*, server_id: str, user: User) -> None:

@@ -61,6 +61,9 @@ def _render(request: HttpRequest, slug: str, form: GovernanceForm | None = None,
         },
         teams=data.teams,
     )
+    first_error = next((name for name in form.fields if name in form.errors), None)
+    if first_error is not None:  # the person lands on what to fix, not at the top of the page
+        form.fields[first_error].widget.attrs["autofocus"] = True
     context = {"page": data, "server": data.server, "form": form, "may_edit": may_manage_api_tokens(request.user)}
     return render(request, "catalog/mcp_server.html", context, status=status)
 

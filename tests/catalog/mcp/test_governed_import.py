@@ -20,7 +20,10 @@ from catalog.services.imports import catalog_import
 from tests.approvals.conftest import Runtime
 from tests.conftest import sign_off, signed_import
 
-BENCH_TOOLS = Path(__file__).resolve().parents[3].parent / "shared" / "benchmarks" / "mcp-tools" / "tools.json"
+REPO = Path(__file__).resolve().parents[3]
+# The 118 real definitions, vendored (tests/data/mcp_tools/SOURCE.md) so that any clone has them.
+BENCH_TOOLS = REPO / "tests" / "data" / "mcp_tools" / "tools.json"
+SHARED_TOOLS = REPO.parent / "shared" / "benchmarks" / "mcp-tools" / "tools.json"
 PATIENT = "pat-1"
 
 
@@ -150,6 +153,52 @@ def test_the_118_real_tools_parse_grouped_by_server() -> None:
         # Where a server declares readOnlyHint, the mutating flag is exactly its negation.
         assert all(d.mutating == (not d.mcp["annotations"].get("readOnlyHint", False)) for d in annotated)
     assert parsed == 118
+
+
+def test_the_vendored_copy_is_the_shared_benchmark() -> None:
+    if not SHARED_TOOLS.exists():
+        pytest.skip(f"no shared benchmarks beside this clone ({SHARED_TOOLS})")
+    assert BENCH_TOOLS.read_bytes() == SHARED_TOOLS.read_bytes()
+
+
+def _real_servers() -> dict[str, list[dict[str, Any]]]:
+    servers: dict[str, list[dict[str, Any]]] = {}
+    for t in json.loads(BENCH_TOOLS.read_text()):
+        servers.setdefault(t["server"], []).append({k: v for k, v in t.items() if k not in ("id", "server")})
+    return servers
+
+
+def test_the_118_real_tools_import_with_the_findings_judged_by_hand(
+    clinical: None, django_capture_on_commit_callbacks: Any
+) -> None:
+    """Through the import service, one server after another, as a hospital would connect them. The counts are the
+    ones bench/mcp_findings.py reports and bench/data/mcp_findings_judged.json judges by hand (TOOLS.md), beside the
+    demo TUCAN catalog as the bench has it, with shadowing found on both sides whichever server came first."""
+    catalog_import(raw=(REPO / "catalog" / "demo" / "tucan.json").read_bytes(), via="test")
+    for server, listed in _real_servers().items():
+        identity = {"id": server, "name": server, "version": "1", "protocolVersion": "2025-06-18"}
+        doc = {"format": "mcp-tools/v1", "server": identity, "tools": listed}
+        with django_capture_on_commit_callbacks(execute=True):
+            catalog_import(raw=encode(doc), via="test")
+    mcp = Finding.objects.filter(system__startswith="mcp:")
+    counts = {rule: mcp.filter(rule=rule).count() for rule in set(mcp.values_list("rule", flat=True))}
+    assert counts == {
+        "mutate-without-hitl": 85,
+        "unowned": 118,
+        "mcp-shadowing": 17,
+        "mcp-schema-loose": 18,
+        "llm-text-manipulation": 2,
+        "mcp-description-missing": 1,
+        "sibling-near-duplicate": 2,
+    }
+    # github was imported before gitlab: its eight shared names were found when gitlab arrived.
+    # With vectors (the bench has none): filesystem's list_directory and list_directory_with_sizes, rightly.
+    siblings = mcp.filter(rule="sibling-near-duplicate").values_list("tool__declared_id", flat=True)
+    assert set(siblings) == {"list_directory", "list_directory_with_sizes"}
+    shadowed = set(mcp.filter(rule="mcp-shadowing", system="mcp:github").values_list("tool__declared_id", flat=True))
+    assert len(shadowed) == 8 and "create_issue" in shadowed
+    fetch = mcp.get(rule="llm-text-manipulation", system="mcp:fetch")
+    assert "internet access" in fetch.message
 
 
 def _rug_pull(doc: dict[str, Any]) -> dict[str, Any]:

@@ -3,6 +3,7 @@ errors beside the field with the input kept) and trigger a live re-import."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -85,12 +86,14 @@ def test_an_admin_changes_the_overlay_as_a_new_revision(server: None, make_user:
 
 def test_a_bad_overlay_line_is_shown_beside_the_field_and_nothing_changes(server: None, make_user: Any) -> None:
     client = signed_in(make_user, "admin", roles.CATALOG_ADMIN)
-    typed = "send_* tier=high\npurge_* tier=urgent"
+    typed = "# writes first\nsend_* tier=high\n\npurge_* tier=urgent"
     response = client.post("/mcp/referrals/governance", {"team": "referral-team", "rules": typed})
     html = response.content.decode()
     assert response.status_code == 422
-    assert "line 2: hitlTier: unknown value &#x27;urgent&#x27;" in html
+    # The editor's line (comments and blank lines counted) and its own key, not the manifest's location.
+    assert "line 4: tier: unknown value &#x27;urgent&#x27;" in html
     assert "purge_* tier=urgent</textarea>" in html  # what was typed is kept
+    assert re.search(r'<textarea name="rules"[^>]* autofocus', html)  # and the cursor is in it
     assert CatalogRevision.objects.filter(system="mcp:referrals").count() == 1
     response = client.post("/mcp/referrals/governance", {"rules": "send_* tier"})
     assert "line 1: &#x27;tier&#x27; is not domain=…, tier=high|low or team=…" in response.content.decode()
