@@ -18,7 +18,7 @@ from catalog.domain.manifest import ManifestError, parse_manifest
 from catalog.models import CatalogRevision, Finding, McpServer, Tool, ToolChange
 from catalog.services.imports import catalog_import
 from tests.approvals.conftest import Runtime
-from tests.conftest import sign_off, signed_import
+from tests.conftest import sign_off, signed_import, tasks_in_process
 
 REPO = Path(__file__).resolve().parents[3]
 # The 118 real definitions, vendored (tests/data/mcp_tools/SOURCE.md) so that any clone has them.
@@ -178,7 +178,8 @@ def test_the_118_real_tools_import_with_the_findings_judged_by_hand(
     for server, listed in _real_servers().items():
         identity = {"id": server, "name": server, "version": "1", "protocolVersion": "2025-06-18"}
         doc = {"format": "mcp-tools/v1", "server": identity, "tools": listed}
-        with django_capture_on_commit_callbacks(execute=True):
+        # The worker's tasks here, as with no broker, so the sibling findings exist on PostgreSQL + Redis too.
+        with tasks_in_process(), django_capture_on_commit_callbacks(execute=True):
             catalog_import(raw=encode(doc), via="test")
     mcp = Finding.objects.filter(system__startswith="mcp:")
     counts = {rule: mcp.filter(rule=rule).count() for rule in set(mcp.values_list("rule", flat=True))}
