@@ -26,6 +26,8 @@ from catalog.models import McpServer
 from catalog.services.imports import ImportResult, catalog_import
 
 OBJECT_TYPE = "catalog.mcp_server"
+# The re-import task's registered name (catalog/mcp/tasks.py): services start it by name, never by import.
+REIMPORT_SERVER_TASK = "catalog.mcp.tasks.reimport_server"
 DEFAULT_TIMEOUT_SECONDS = 30.0
 # The fields a live import records about the way it reached the server (the audit event's before and after).
 TRANSPORT_FIELDS = ("transport", "command", "url", "header_names", "last_error")

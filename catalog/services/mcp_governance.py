@@ -11,10 +11,9 @@ from catalog.domain.manifest import ManifestError
 from catalog.domain.manifest.mcp import OVERLAY_RULES_MAX
 from catalog.domain.mcp import editor_problem, parse_overlay_lines
 from catalog.mcp.domain.listing import manifest_bytes, manifest_from_listing
+from catalog.mcp.services import REIMPORT_SERVER_TASK
 from catalog.models import McpServer
 from catalog.services.imports import ImportResult, catalog_import
-
-REIMPORT_TASK = "catalog.mcp.tasks.reimport_server"
 
 
 class GovernanceRefused(Exception):
@@ -70,4 +69,4 @@ def mcp_reimport_request(*, server_id: str, user: User) -> None:
             object_id=server.slug,
             after={"transport": server.transport},
         )
-        transaction.on_commit(lambda: current_app.tasks[REIMPORT_TASK].delay(server.slug, user.pk))
+        transaction.on_commit(lambda: current_app.tasks[REIMPORT_SERVER_TASK].delay(server.slug, user.pk))

@@ -54,16 +54,7 @@ class Command(BaseCommand):
             raw = file.read_bytes()
         except OSError as exc:
             raise CommandError(f"{file}: {exc.strerror}") from exc
-        user = None
-        if username:
-            user = get_user_model().objects.filter(username=username).first()
-            if user is None:
-                raise CommandError(f"--as {username}: no such user")
-        elif clinical_profiles_exist():
-            raise CommandError(
-                "--as USERNAME is required once a clinical profile exists: the import names the person who answers "
-                "for it, and a sign-off must come from someone else; nothing was changed"
-            )
+        user = importer(username)
         try:
             with progress_on(self.stderr if options["verbosity"] >= 1 else None):
                 result = catalog_import(raw=raw, via=f"cli {file.name}", imported_by=user)
@@ -73,3 +64,18 @@ class Command(BaseCommand):
                 f"{file}: manifest refused, {len(exc.problems)} problem(s); nothing was changed:\n{lines}"
             ) from exc
         self.stdout.write(result.summary())
+
+
+def importer(username: str | None) -> Any:
+    """The user `--as` names (import_catalog, import_mcp); required once a clinical profile exists."""
+    if username:
+        user = get_user_model().objects.filter(username=username).first()
+        if user is None:
+            raise CommandError(f"--as {username}: no such user")
+        return user
+    if clinical_profiles_exist():
+        raise CommandError(
+            "--as USERNAME is required once a clinical profile exists: the import names the person who answers "
+            "for it, and a sign-off must come from someone else; nothing was changed"
+        )
+    return None

@@ -3,16 +3,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from catalog.core.audit import Actor
 from catalog.domain.manifest import ManifestError
-from catalog.management.commands.import_catalog import progress_on
+from catalog.management.commands.import_catalog import importer, progress_on
 from catalog.mcp.client import McpFetchError
 from catalog.mcp.services import DEFAULT_TIMEOUT_SECONDS, mcp_import_live
-from catalog.selectors.effect import clinical_profiles_exist
 
 
 class Command(BaseCommand):
@@ -70,21 +67,6 @@ class Command(BaseCommand):
                 f"mcp:{server}: manifest refused, {len(exc.problems)} problem(s); nothing was changed:\n{lines}"
             ) from None
         self.stdout.write(result.summary())
-
-
-def importer(username: str | None) -> User | None:
-    """The user `--as` names; required, as for import_catalog, once a clinical profile exists."""
-    if username:
-        user = get_user_model().objects.filter(username=username).first()
-        if user is None:
-            raise CommandError(f"--as {username}: no such user")
-        return user
-    if clinical_profiles_exist():
-        raise CommandError(
-            "--as USERNAME is required once a clinical profile exists: the import names the person who answers "
-            "for it, and a sign-off must come from someone else; nothing was changed"
-        )
-    return None
 
 
 def parse_headers(given: list[str]) -> dict[str, str]:
