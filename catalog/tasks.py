@@ -1,5 +1,5 @@
-"""Celery discovers `<app>.tasks`: the catalog's tasks (the RAG and MCP ones live with their code,
-catalog/rag/tasks.py and catalog/mcp/tasks.py, and are imported here to be registered)."""
+"""Celery discovers `<app>.tasks`: the catalog's tasks (the RAG, MCP and telemetry ones live with their code,
+catalog/rag/tasks.py, catalog/mcp/tasks.py and catalog/usage/tasks.py, and are imported here to be registered)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from celery import shared_task
 from catalog.core.audit import audit_seal
 from catalog.mcp.tasks import reimport_server
 from catalog.rag.tasks import embed_tools, sweep_embeddings
+from catalog.usage.tasks import compact_usage
 
-__all__ = ["embed_tools", "reimport_server", "seal_audit_log", "sweep_embeddings"]
+__all__ = ["compact_usage", "embed_tools", "reimport_server", "seal_audit_log", "sweep_embeddings"]
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)

@@ -27,6 +27,7 @@ from catalog.cards.api import router as cards_router
 from catalog.core.api_errors import ErrorOut
 from catalog.core.api_input import BodyParser, body_refusal, unstorable_text
 from catalog.rag.api import router as rag_router
+from catalog.usage.otlp_api import router as otlp_router
 
 log = logging.getLogger(__name__)
 
@@ -137,6 +138,7 @@ api = CondorAPI(
     docs_decorator=csp_update({"img-src": ["data:"]}),
 )
 api.add_router("/catalog", revisions_router)
+api.add_router("/otlp", otlp_router)
 api.add_router("/catalog", findings_router)
 api.add_router("/catalog", policy_router)
 api.add_router("/owners", owners_router)

@@ -26,15 +26,15 @@ API_PREFIX = "/api/"  # condor_admin.urls mounts the API here
 class RequestBodyLimitMiddleware:
     """Every request body above CONDOR_MAX_REQUEST_BYTES is a 413: JSON under the API, plain text elsewhere.
 
-    The manifest import is the one endpoint with its own, larger cap (CONDOR_MAX_MANIFEST_BYTES); it answers
-    its own 413. Django's DATA_UPLOAD_MAX_MEMORY_SIZE sits above that cap for the import's sake, so without this
-    every other endpoint would buffer and parse up to 33 MB. Under WSGI a body without Content-Length is read
-    as empty, so the declared length is the whole story.
+    The manifest import and the OTLP trace export have their own, larger caps (CONDOR_MAX_MANIFEST_BYTES,
+    CONDOR_OTLP_MAX_BYTES); they answer their own 413. Django's DATA_UPLOAD_MAX_MEMORY_SIZE sits above the
+    import's cap for its sake, so without this every other endpoint would buffer and parse up to 33 MB. Under
+    WSGI a body without Content-Length is read as empty, so the declared length is the whole story.
     """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
-        self._manifest_path: str | None = None
+        self._own_cap_paths: frozenset[str] | None = None
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         try:
@@ -42,17 +42,19 @@ class RequestBodyLimitMiddleware:
         except ValueError:
             size = 0
         limit = settings.CONDOR_MAX_REQUEST_BYTES
-        if size > limit and not self._is_manifest_import(request):
+        if size > limit and not self._has_own_cap(request):
             detail = f"request body is {size} bytes; the limit is {limit} bytes (CONDOR_MAX_REQUEST_BYTES)"
             if request.path_info.startswith(API_PREFIX):
                 return JsonResponse({"detail": detail}, status=413)
             return HttpResponse(detail, status=413, content_type="text/plain; charset=utf-8")
         return self.get_response(request)
 
-    def _is_manifest_import(self, request: HttpRequest) -> bool:
-        if self._manifest_path is None:
-            self._manifest_path = reverse("api:import_revision")
-        return request.method == "POST" and request.path_info == self._manifest_path
+    def _has_own_cap(self, request: HttpRequest) -> bool:
+        """The manifest import (CONDOR_MAX_MANIFEST_BYTES) and the OTLP export (CONDOR_OTLP_MAX_BYTES) check their
+        own, larger caps and answer their own 413."""
+        if self._own_cap_paths is None:
+            self._own_cap_paths = frozenset({reverse("api:import_revision"), reverse("api:export_traces")})
+        return request.method == "POST" and request.path_info in self._own_cap_paths
 
 
 class NoStoreMiddleware:

@@ -385,6 +385,34 @@ CELERY_BEAT_SCHEDULE["rag-sweep-embeddings"] = {
     "schedule": CONDOR_EMBED_SWEEP_EVERY_SECONDS,
 }
 
+# --- Runtime telemetry (catalog/usage; TOOLS.md, "Runtime telemetry") -------------------------------------------
+# OTLP/HTTP at /api/v1/otlp/v1/traces: its own body cap (on the wire, and inflated from gzip), spans per request, and
+# how many exports one web process ingests at once (more: 429 with Retry-After, the exporter retries).
+CONDOR_OTLP_MAX_BYTES = int(os.environ.get("CONDOR_OTLP_MAX_BYTES", str(8 * 1024 * 1024)))
+CONDOR_OTLP_MAX_INFLATED_BYTES = int(os.environ.get("CONDOR_OTLP_MAX_INFLATED_BYTES", str(64 * 1024 * 1024)))
+CONDOR_OTLP_MAX_SPANS = int(os.environ.get("CONDOR_OTLP_MAX_SPANS", "20000"))
+CONDOR_OTLP_MAX_CONCURRENT = int(os.environ.get("CONDOR_OTLP_MAX_CONCURRENT", "4"))
+CONDOR_OTLP_RETRY_AFTER_SECONDS = int(os.environ.get("CONDOR_OTLP_RETRY_AFTER_SECONDS", "2"))
+# Retention: minute rollups become hour rollups after CONDOR_USAGE_MINUTE_HOURS; hours (and spans older than this,
+# which are refused) are kept CONDOR_USAGE_RETENTION_DAYS; the newest CONDOR_USAGE_SAMPLES_PER_TOOL executions per
+# tool; a mutating tool's tool call ids CONDOR_USAGE_CALL_WINDOW_HOURS (what finds a retried write); served candidate
+# sets CONDOR_USAGE_CANDIDATE_SET_HOURS; a runtime finding not seen again CONDOR_USAGE_FINDING_DAYS; at most
+# CONDOR_USAGE_MAX_UNKNOWN_NAMES names on the unknown-names board (an open one not seen for the retention is dropped).
+CONDOR_USAGE_MINUTE_HOURS = int(os.environ.get("CONDOR_USAGE_MINUTE_HOURS", "48"))
+CONDOR_USAGE_RETENTION_DAYS = int(os.environ.get("CONDOR_USAGE_RETENTION_DAYS", "30"))
+CONDOR_USAGE_SAMPLES_PER_TOOL = int(os.environ.get("CONDOR_USAGE_SAMPLES_PER_TOOL", "20"))
+CONDOR_USAGE_CALL_WINDOW_HOURS = int(os.environ.get("CONDOR_USAGE_CALL_WINDOW_HOURS", "48"))
+CONDOR_USAGE_CANDIDATE_SET_HOURS = int(os.environ.get("CONDOR_USAGE_CANDIDATE_SET_HOURS", "24"))
+CONDOR_USAGE_FINDING_DAYS = int(os.environ.get("CONDOR_USAGE_FINDING_DAYS", "30"))
+CONDOR_USAGE_MAX_UNKNOWN_NAMES = int(os.environ.get("CONDOR_USAGE_MAX_UNKNOWN_NAMES", "5000"))
+# A live tool with no call for this many days is listed as dead on its team's page.
+CONDOR_USAGE_DEAD_DAYS = int(os.environ.get("CONDOR_USAGE_DEAD_DAYS", "14"))
+CONDOR_USAGE_COMPACT_EVERY_SECONDS = float(os.environ.get("CONDOR_USAGE_COMPACT_EVERY_SECONDS", "600"))
+CELERY_BEAT_SCHEDULE["usage-compact"] = {
+    "task": "catalog.usage.tasks.compact_usage",
+    "schedule": CONDOR_USAGE_COMPACT_EVERY_SECONDS,
+}
+
 # --- Audit log ---------------------------------------------------------------------------------------
 # Events are appended with one INSERT and sealed into the hash chain by this beat task (see catalog/models/audit.py).
 AUDIT_SEAL_EVERY_SECONDS = float(os.environ.get("AUDIT_SEAL_EVERY_SECONDS", "2"))

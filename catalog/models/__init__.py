@@ -20,6 +20,7 @@ from catalog.models.floors import TierFloor
 from catalog.models.governance import Finding, RevisionReview, Severity, Waiver
 from catalog.models.mcp import McpServer
 from catalog.models.rag import RetrievalEvaluation, ToolEmbedding
+from catalog.models.usage import CandidateSet, MutatingCall, TelemetrySource, ToolExecution, ToolUsage, UnknownToolName
 
 __all__ = [
     "Agent",
@@ -27,6 +28,7 @@ __all__ = [
     "AuditChainHead",
     "AuditEvent",
     "AuditLogIsAppendOnly",
+    "CandidateSet",
     "CardFinding",
     "CardLocale",
     "CardString",
@@ -38,16 +40,21 @@ __all__ = [
     "Finding",
     "ForcedFloor",
     "McpServer",
+    "MutatingCall",
     "OwnershipRule",
     "RetrievalEvaluation",
     "ReviewState",
     "RevisionReview",
     "Severity",
     "Team",
+    "TelemetrySource",
     "TierFloor",
     "Tool",
     "ToolChange",
     "ToolEmbedding",
+    "ToolExecution",
+    "ToolUsage",
+    "UnknownToolName",
     "UserPreference",
     "Waiver",
 ]

@@ -379,7 +379,7 @@ class ApiToken(models.Model):
 
     # catalog:read lists, exports and reads policy; catalog:write imports a manifest, which replaces the catalog
     # (migration 0013 split the old `catalog` scope by what each token had used).
-    SCOPES = ("catalog:read", "catalog:write", "approvals", "rag", "cards")
+    SCOPES = ("catalog:read", "catalog:write", "approvals", "rag", "cards", "telemetry")
 
     name = models.CharField(max_length=100, unique=True)
     prefix = models.CharField(max_length=12, help_text="first characters, to recognise a token")

@@ -8,6 +8,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from catalog.domain.rules import UNWAIVABLE_RULES
+from catalog.domain.rules.runtime import RUNTIME_RULES
 from catalog.domain.vocabulary import SYSTEM_MAX
 from catalog.models.catalog import CatalogRevision, Tool
 
@@ -39,6 +40,10 @@ class Finding(models.Model):
         ]
         constraints = [
             models.CheckConstraint(condition=Q(severity__in=Severity.values), name="finding_severity_valid"),
+            # A runtime finding gathers all its evidence: one per tool and rule (catalog.usage).
+            models.UniqueConstraint(
+                fields=["tool", "rule"], condition=Q(rule__in=RUNTIME_RULES), name="finding_runtime_unique"
+            ),
         ]
 
     def __str__(self) -> str:

@@ -100,9 +100,9 @@ def _policy(row: dict[str, Any], profile: CatalogProfile, floors: Any) -> ToolPo
     return ToolPolicy(**common, in_effect=True, **_served_policy(row, served, profile, floors))
 
 
-def _served_policy(
-    row: Mapping[str, Any], served: Mapping[str, Any], profile: CatalogProfile, floors: Any
-) -> dict[str, Any]:
+def served_policy(row: Mapping[str, Any], served: Mapping[str, Any], floors: Any) -> dict[str, Any]:
+    """The derived policy of one served declaration (`served`, of the tool `row`): effective class, tier with the
+    floors applied, retry class. What the gate, the effective-policy API and the telemetry checks compare against."""
     mutating, policy_class = bool(served["mutating"]), served["policy_class"]
     declared_tier = served["hitl_tier"]
     tier: str | None = declared_tier
@@ -127,6 +127,14 @@ def _served_policy(
         "retry_class": effective_retry_class(
             mutating=mutating, policy_class=policy_class, retry_class=served["retry_class"]
         ),
+    }
+
+
+def _served_policy(
+    row: Mapping[str, Any], served: Mapping[str, Any], profile: CatalogProfile, floors: Any
+) -> dict[str, Any]:
+    return {
+        **served_policy(row, served, floors),
         "plan_eligible": is_plan_eligible(
             plane=served["plane"],
             availability=served["availability"],

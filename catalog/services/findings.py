@@ -91,8 +91,8 @@ def findings_store(
     findings are replaced, the others kept). Runs inside the transaction that changed what it lints.
     `record_on`: the revision being imported, which keeps the findings it added and cleared (for its review)."""
     found = rules.lint(view, only=only)
-    stored = Finding.objects.filter(system=view.system)
-    replaced = stored.filter(rule__in=only) if only is not None else stored
+    # The runtime rules' findings are evidence of what ran (catalog.usage): no re-lint of declarations replaces them.
+    replaced = Finding.objects.filter(system=view.system, rule__in=list(only or rules.declaration_rules()))
     if record_on is not None:
         _record_delta(record_on, set(replaced.values_list("rule", "tool__declared_id")), found)
     replaced.delete()

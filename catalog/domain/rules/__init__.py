@@ -9,8 +9,18 @@ from __future__ import annotations
 # `mcp` last: its rules list after the rules every catalog gets.
 from catalog.domain.rules import declarations, floors, manipulation, text  # isort: split
 
-from catalog.domain.rules import mcp
-from catalog.domain.rules.base import RULES, Finding, LintCatalog, LintTool, Rule, Severity, lint, rule
+from catalog.domain.rules import mcp, runtime
+from catalog.domain.rules.base import (
+    RULES,
+    Finding,
+    LintCatalog,
+    LintTool,
+    Rule,
+    Severity,
+    declaration_rules,
+    lint,
+    rule,
+)
 from catalog.domain.rules.text import RAG_SHAPE, REQUIRED_KEYWORD_LANGUAGES, rag_shape_problem
 
 # The seed's two hard rules: no waiver may ever silence them (the database refuses one too). Computed after
@@ -34,5 +44,7 @@ __all__ = [
     "mcp",
     "rag_shape_problem",
     "rule",
+    "runtime",
+    "declaration_rules",
     "text",
 ]

@@ -64,6 +64,9 @@ class Rule:
     title: str
     waivable: bool
     check: Callable[[LintCatalog], Iterable[Finding]]
+    # Found in what the runtime reported it did (catalog.usage), not in declarations: `lint` never runs it, an
+    # import never replaces its findings (TOOLS.md, "Runtime telemetry").
+    runtime: bool = False
 
 
 RULES: dict[str, Rule] = {}
@@ -81,9 +84,21 @@ def rule(rule_id: str, severity: Severity, title: str, *, waivable: bool = True)
     return register
 
 
+def runtime_rule(rule_id: str, severity: Severity, title: str, *, waivable: bool) -> None:
+    """Register a rule whose findings come from telemetry (catalog.usage.domain.safety decides them)."""
+    if rule_id in RULES:
+        raise ValueError(f"rule {rule_id!r} registered twice")
+    RULES[rule_id] = Rule(rule_id, severity, title, waivable, lambda catalog: (), runtime=True)
+
+
+def declaration_rules() -> list[str]:
+    """The rules an import lints: every rule but the runtime ones."""
+    return [r.id for r in RULES.values() if not r.runtime]
+
+
 def lint(catalog: LintCatalog, *, only: Iterable[str] | None = None) -> list[Finding]:
-    """Every finding of every registered rule (or of `only`), errors first, then by rule and tool."""
-    selected = [RULES[r] for r in only] if only is not None else list(RULES.values())
+    """Every finding of every registered declaration rule (or of `only`), errors first, then by rule and tool."""
+    selected = [RULES[r] for r in only] if only is not None else [r for r in RULES.values() if not r.runtime]
     findings = [f for r in selected for f in r.check(catalog)]
     order = {Severity.ERROR.value: 0, Severity.WARNING.value: 1}
     return sorted(findings, key=lambda f: (order[f.severity], f.rule, f.tool_id or ""))

@@ -1,0 +1,1 @@
+"""Runtime telemetry: what the assistant actually did, from its OpenTelemetry GenAI `execute_tool` spans."""

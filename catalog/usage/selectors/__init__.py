@@ -1,0 +1,1 @@
+"""Reads of the telemetry sub-domain: tool health, the unknown-names board."""

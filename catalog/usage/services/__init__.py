@@ -1,0 +1,1 @@
+"""Writes of the telemetry sub-domain: ingest, retention, verdicts on unknown names."""

@@ -1,0 +1,95 @@
+"""The names the runtime called that are no catalog tool, and the UI actions the frontend dropped: counted per name,
+with when, which services and which agents (the first few of each), on the board an owner works through."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.conf import settings
+
+from catalog.domain.keys import canonical_key
+from catalog.models import UnknownToolName
+from catalog.usage.domain.spans import Execution
+
+LIST_MAX = 10  # services and agents remembered per name
+
+
+@dataclass
+class _Seen:
+    calls: int = 0
+    first: datetime | None = None
+    last: datetime | None = None
+    services: set[str] = field(default_factory=set)
+    agents: set[str] = field(default_factory=set)
+
+    def add(self, when: datetime, service: str, agent: str) -> None:
+        self.calls += 1
+        self.first = when if self.first is None else min(self.first, when)
+        self.last = when if self.last is None else max(self.last, when)
+        if service:
+            self.services.add(service)
+        if agent:
+            self.agents.add(agent)
+
+
+def _grown(stored: list[str], new: set[str]) -> list[str]:
+    kept = list(stored or [])
+    for item in sorted(new - set(kept)):
+        if len(kept) >= LIST_MAX:
+            break
+        kept.append(item)
+    return kept
+
+
+def record_unknown_names(unknown: Iterable[Execution], dropped: Iterable[tuple[str, str, str, datetime]]) -> list[str]:
+    """Count each name; returns warnings (names not kept because the board is full: CONDOR_USAGE_MAX_UNKNOWN_NAMES)."""
+    seen: dict[tuple[str, str], _Seen] = {}
+    for e in unknown:
+        seen.setdefault((e.tool_name, UnknownToolName.Source.CALL), _Seen()).add(e.started_at, e.service, e.agent)
+    for action, service, agent, when in dropped:
+        seen.setdefault((action, UnknownToolName.Source.UI), _Seen()).add(when, service, agent)
+    if not seen:
+        return []
+    names = {name for name, _ in seen}
+    existing = set(UnknownToolName.objects.filter(name__in=names).values_list("name", "source"))
+    new = sorted(k for k in seen if k not in existing)
+    warnings = []
+    if new:
+        room = max(0, settings.CONDOR_USAGE_MAX_UNKNOWN_NAMES - UnknownToolName.objects.count())
+        if len(new) > room:
+            warnings.append(
+                f"{len(new) - room} unknown tool name(s) not kept: the board holds at most "
+                f"{settings.CONDOR_USAGE_MAX_UNKNOWN_NAMES} (CONDOR_USAGE_MAX_UNKNOWN_NAMES); their spans were accepted"
+            )
+            for key in new[room:]:
+                seen.pop(key)
+            new = new[:room]
+        UnknownToolName.objects.bulk_create(
+            [
+                UnknownToolName(
+                    name=name,
+                    source=source,
+                    key=canonical_key(name)[:200],
+                    first_seen=seen[(name, source)].first,
+                    last_seen=seen[(name, source)].last,
+                )
+                for name, source in new
+            ],
+            ignore_conflicts=True,
+        )
+    rows = UnknownToolName.objects.select_for_update().filter(name__in={n for n, _ in seen}).order_by("pk")
+    changed = []
+    for row in rows:
+        got = seen.get((row.name, row.source))
+        if got is None:
+            continue
+        row.calls += got.calls
+        row.first_seen = min(row.first_seen, got.first) if got.first else row.first_seen
+        row.last_seen = max(row.last_seen, got.last) if got.last else row.last_seen
+        row.services = _grown(row.services, got.services)
+        row.agents = _grown(row.agents, got.agents)
+        changed.append(row)
+    UnknownToolName.objects.bulk_update(changed, ["calls", "first_seen", "last_seen", "services", "agents"])
+    return warnings

@@ -1,0 +1,15 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from catalog.usage import catalog_index
+
+
+@pytest.fixture(autouse=True)
+def _fresh_usage_index() -> Iterator[None]:
+    """Tests roll the database back and may meet an old catalog version again: every test builds its own index."""
+    catalog_index.forget()
+    yield
+    catalog_index.forget()
