@@ -20,20 +20,26 @@ from catalog.models import (
     CardsState,
     CardString,
     CardTranslation,
+    CandidateSet,
     CatalogProfile,
     CatalogRevision,
     CatalogState,
     Finding,
     ForcedFloor,
     McpServer,
+    MutatingCall,
     OwnershipRule,
     RetrievalEvaluation,
     RevisionReview,
     Team,
+    TelemetrySource,
     TierFloor,
     Tool,
     ToolChange,
     ToolEmbedding,
+    ToolExecution,
+    ToolUsage,
+    UnknownToolName,
     UserPreference,
     Waiver,
 )
@@ -188,6 +194,46 @@ class TierFloorAdmin(ReadOnlyAdmin):
     list_display = ("__str__", "min_tier", "reason", "created_by", "updated_at")
     list_filter = ("min_tier", "system")
     list_select_related = ("created_by",)
+
+
+# Telemetry (catalog/usage): written by the ingest service and the beat only; read here for raw maintenance.
+@admin.register(ToolUsage)
+class ToolUsageAdmin(ReadOnlyAdmin):
+    list_display = ("tool", "resolution", "bucket", "calls", "errors", "retries")
+    list_filter = ("resolution",)
+    list_select_related = ("tool",)
+
+
+@admin.register(ToolExecution)
+class ToolExecutionAdmin(ReadOnlyAdmin):
+    list_display = ("called_name", "tool", "executed_at", "duration_ms", "error_type", "tool_call_id", "service")
+    search_fields = ("called_name", "tool_call_id", "trace_id")
+    list_select_related = ("tool",)
+
+
+@admin.register(MutatingCall)
+class MutatingCallAdmin(ReadOnlyAdmin):
+    list_display = ("tool", "tool_call_id", "executions", "first_seen", "last_seen")
+    list_select_related = ("tool",)
+
+
+@admin.register(UnknownToolName)
+class UnknownToolNameAdmin(ReadOnlyAdmin):
+    """Verdicts are given on the console's unknown-names board (audited), not here."""
+
+    list_display = ("name", "source", "calls", "last_seen", "verdict", "alias_of")
+    list_filter = ("source", "verdict")
+    search_fields = ("name",)
+
+
+@admin.register(TelemetrySource)
+class TelemetrySourceAdmin(ReadOnlyAdmin):
+    list_display = ("service", "first_seen", "last_seen", "spans", "rejected")
+
+
+@admin.register(CandidateSet)
+class CandidateSetAdmin(ReadOnlyAdmin):
+    list_display = ("set_id", "system", "profile", "last_served_at")
 
 
 @admin.register(RevisionReview)

@@ -34,6 +34,7 @@ from django.core import signals
 from django.core.management import call_command
 from django.db import close_old_connections
 from django.test import Client
+from google.rpc import status_pb2
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from schemathesis.config import SchemathesisConfig
@@ -47,7 +48,7 @@ from catalog.services.imports import catalog_import
 from condor_admin.wsgi import application
 from tests.conftest import signed_import
 
-SCOPES = ["catalog:read", "catalog:write", "approvals", "rag", "cards"]
+SCOPES = ["catalog:read", "catalog:write", "approvals", "rag", "cards", "telemetry"]
 MAX_EXAMPLES = 40  # per operation, fuzzing phase
 
 CONFIG = SchemathesisConfig.from_dict(
@@ -122,6 +123,12 @@ def error_says_what_was_wrong(ctx: Any, response: Any, case: Any) -> None:
     if not 400 <= response.status_code < 500:
         return
     content_type = response.headers.get("content-type", [""])[0]
+    if content_type == "application/x-protobuf":
+        # OTLP/HTTP (the trace export): a refused protobuf export is answered with a protobuf google.rpc.Status,
+        # as the OTLP specification requires; it too must say what was wrong.
+        status = status_pb2.Status.FromString(response.content)
+        assert status.message.strip() and status.code, f"{response.status_code} Status says nothing: {status!r}"
+        return
     assert content_type.startswith("application/json"), (
         f"{response.status_code} is not JSON ({content_type or 'no content type'}): {response.text[:200]!r}"
     )

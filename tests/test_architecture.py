@@ -52,6 +52,10 @@ NAMED_LAYERS = {
     "catalog.cards.display": BOUNDARY,  # how the cards pages label states, checks and slots
     "catalog.rag.embedders": CORE,  # the embedder interface and its implementations (infrastructure)
     "catalog.mcp.client": CORE,  # the MCP SDK client that lists a live server's tools (infrastructure)
+    "catalog.usage.otlp": CORE,  # OTLP bodies in and out with opentelemetry-proto's classes (infrastructure)
+    "catalog.usage.evidence": CORE,  # the spent-approval lookup the approvals app registers (a port)
+    "catalog.usage.catalog_index": SERVICES,  # the ingest's per-catalog-version read of tools and what is in effect
+    "catalog.usage.otlp_api": BOUNDARY,  # the OTLP/HTTP endpoint
 }
 # approvals stands on catalog's platform and reads, never on its writes or pages (DESIGN.md).
 APPROVALS_MAY_IMPORT = ("catalog.core", "catalog.models", "catalog.domain", "catalog.selectors")

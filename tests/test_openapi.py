@@ -187,8 +187,12 @@ def test_the_schema_states_the_limits_the_code_applies(document: dict[str, Any])
     assert top_k["maximum"] == settings.CONDOR_RAG_MAX_TOP_K
     manifest = document["paths"]["/api/v1/catalog/revisions"]["post"]["requestBody"]
     assert f"at most {settings.CONDOR_MAX_MANIFEST_BYTES} bytes" in manifest["description"]
+    otlp = document["paths"]["/api/v1/otlp/v1/traces"]["post"]
+    assert f"at most {settings.CONDOR_OTLP_MAX_BYTES} bytes" in otlp["requestBody"]["description"]
+    assert f"({settings.CONDOR_OTLP_MAX_BYTES} bytes here)" in otlp["responses"]["413"]["description"]
+    own_caps = ("POST /api/v1/catalog/revisions", "POST /api/v1/otlp/v1/traces")
     for label, operation in operations(document):
-        if "413" in operation["responses"] and label != "POST /api/v1/catalog/revisions":
+        if "413" in operation["responses"] and label not in own_caps:
             assert f"({settings.CONDOR_MAX_REQUEST_BYTES} bytes" in operation["responses"]["413"]["description"]
 
 

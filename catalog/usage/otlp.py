@@ -77,6 +77,12 @@ def decode(body: bytes, kind: str) -> ExportTraceServiceRequest:
         raise OtlpBodyError(f"the body is not JSON: {exc}") from exc
     if not isinstance(document, dict):
         raise OtlpBodyError("the body must be a JSON object (an ExportTraceServiceRequest)")
+    for key in ("resourceSpans", "resource_spans"):
+        if key in document and not isinstance(document[key], list):
+            raise OtlpBodyError(f"{key} must be a list of ResourceSpans, not {type(document[key]).__name__}")
+        for i, item in enumerate(document.get(key) or []):
+            if not isinstance(item, dict):
+                raise OtlpBodyError(f"$.{key}[{i}] must be a ResourceSpans object, not {type(item).__name__}")
     _hex_ids_to_base64(document, "$")
     try:
         json_format.ParseDict(document, message, ignore_unknown_fields=True)

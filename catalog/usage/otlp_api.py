@@ -55,11 +55,41 @@ OTLP_BODY = {
         "application/json": {
             "schema": {
                 "type": "object",
-                "properties": {"resourceSpans": {"type": "array", "maxItems": settings.CONDOR_OTLP_MAX_SPANS}},
+                "properties": {
+                    "resourceSpans": {
+                        "type": "array",
+                        "maxItems": settings.CONDOR_OTLP_MAX_SPANS,
+                        "items": {
+                            "type": "object",
+                            "description": "a ResourceSpans as OTLP/JSON defines it (the whole body at most "
+                            f"{settings.CONDOR_OTLP_MAX_BYTES} bytes)",
+                        },
+                    }
+                },
             }
         },
         "application/x-protobuf": _BINARY,
     },
+}
+
+
+def _error_answer(description: str, **extra: Any) -> dict[str, Any]:
+    schema = {"$ref": "#/components/schemas/OtlpErrorOut"}
+    return {"description": description, "content": {"application/json": {"schema": schema}, PB: _BINARY}, **extra}
+
+
+PB = "application/x-protobuf"
+ERROR_ANSWERS = {
+    "400": _error_answer("not an OTLP export in the encoding it claims (nothing stored)"),
+    "413": _error_answer(
+        f"the body is over CONDOR_OTLP_MAX_BYTES ({settings.CONDOR_OTLP_MAX_BYTES} bytes here) or holds more "
+        f"than CONDOR_OTLP_MAX_SPANS ({settings.CONDOR_OTLP_MAX_SPANS}) spans"
+    ),
+    "415": _error_answer("neither application/x-protobuf nor application/json"),
+    "429": _error_answer(
+        "this process is ingesting its share (CONDOR_OTLP_MAX_CONCURRENT); retry after `Retry-After` seconds",
+        headers={"Retry-After": {"description": "seconds", "schema": {"type": "integer"}}},
+    ),
 }
 
 
@@ -88,10 +118,7 @@ def _refusal(
     summary="Ingest OpenTelemetry spans (OTLP/HTTP); GenAI execute_tool spans are kept",
     description="The body is read raw, so ninja does not parse it; the OTLP specification defines it. 200 answers "
     "an ExportTraceServiceResponse whose partialSuccess counts and names refused spans; 429 carries Retry-After.",
-    openapi_extra={
-        "requestBody": OTLP_BODY,
-        "responses": {"429": {"headers": {"Retry-After": {"description": "seconds", "schema": {"type": "integer"}}}}},
-    },
+    openapi_extra={"requestBody": OTLP_BODY, "responses": ERROR_ANSWERS},
 )
 def export_traces(request: HttpRequest) -> HttpResponse:
     kind = otlp.media_type(request.content_type or "") or ""

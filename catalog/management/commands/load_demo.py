@@ -11,6 +11,7 @@ from catalog.cards.services.demo import cards_demo_load
 from catalog.core import roles
 from catalog.domain.manifest import ManifestError
 from catalog.services.demo import catalog_demo_load
+from catalog.usage.services.demo import usage_demo_load
 
 DEMO_PASSWORD = "condor-demo"  # noqa: S105 - printed demo credentials, local runs only
 
@@ -29,7 +30,10 @@ DEMO_USERS: dict[str, tuple[tuple[str, ...], bool, bool]] = {
 
 
 class Command(BaseCommand):
-    help = "Create the demo users, import the demo catalogs signed off, plus one revision awaiting review (idempotent)."
+    help = (
+        "Create the demo users, import the demo catalogs signed off, plus one revision awaiting review, and a week of "
+        "made-up runtime telemetry (idempotent)."
+    )
 
     def handle(self, *args: Any, **options: Any) -> None:
         with transaction.atomic():
@@ -41,6 +45,7 @@ class Command(BaseCommand):
         for line in lines:
             self.stdout.write(line)
         self.stdout.write(cards_demo_load().summary())
+        self.stdout.write(usage_demo_load())
         self.stdout.write("")
         self.stdout.write(f"Demo logins (password {DEMO_PASSWORD!r} for each):")
         for username, (groups, _, is_superuser) in DEMO_USERS.items():

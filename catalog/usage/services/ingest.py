@@ -27,6 +27,7 @@ from catalog.usage.domain.safety import ToolRef
 from catalog.usage.domain.spans import Execution, RawSpan, minute_of, read_span
 from catalog.usage.services.runtime_findings import record_runtime_findings
 from catalog.usage.services.unknown_names import record_unknown_names
+from catalog.usage.services.upsert import upsert
 
 MAX_PROBLEMS = 20  # the partial-success message names the first problems; the count is always whole
 
@@ -114,41 +115,37 @@ def _record_sources(services: dict[str, list[int]], now: datetime) -> None:
         )
 
 
+FIELDS = ["calls", "errors", "retries", "duration_ms_sum", "error_types", "duration_counts"]
+
+
+def add_rollup(stored: ToolUsage, new: ToolUsage) -> None:
+    """`new`'s counts added to `stored` (the same tool and bucket)."""
+    stored.calls += new.calls
+    stored.errors += new.errors
+    stored.retries += new.retries
+    stored.duration_ms_sum += new.duration_ms_sum
+    stored.error_types = merge_error_types(stored.error_types, new.error_types)
+    stored.duration_counts = histogram.merged([stored.duration_counts, new.duration_counts])
+
+
 def _record_rollups(known: list[tuple[Execution, ToolRef]]) -> None:
     minutes: dict[tuple[int, datetime], Rollup] = defaultdict(Rollup)
     for e, ref in known:
         minutes[(ref.pk, minute_of(e.started_at))].add(e)
-    if not minutes:
-        return
-    keys = sorted(minutes)
-    ToolUsage.objects.bulk_create(
-        [
-            ToolUsage(tool_id=pk, resolution=ToolUsage.Resolution.MINUTE, bucket=b, duration_counts=histogram.empty())
-            for pk, b in keys
-        ],
-        ignore_conflicts=True,
+    new = {
+        (pk, bucket): ToolUsage(tool_id=pk, resolution=ToolUsage.Resolution.MINUTE, bucket=bucket, **vars(r))
+        for (pk, bucket), r in minutes.items()
+    }
+    upsert(
+        ToolUsage,
+        new,
+        existing=lambda: ToolUsage.objects.filter(
+            resolution=ToolUsage.Resolution.MINUTE, tool_id__in={k[0] for k in new}, bucket__in={k[1] for k in new}
+        ),
+        key=lambda row: (row.tool_id, row.bucket),
+        merge=add_rollup,
+        fields=FIELDS,
     )
-    rows = (
-        ToolUsage.objects.select_for_update()
-        .filter(
-            resolution=ToolUsage.Resolution.MINUTE, tool_id__in={k[0] for k in keys}, bucket__in={k[1] for k in keys}
-        )
-        .order_by("tool_id", "bucket")
-    )
-    changed = []
-    for row in rows:
-        add = minutes.get((row.tool_id, row.bucket))
-        if add is None:
-            continue
-        row.calls += add.calls
-        row.errors += add.errors
-        row.retries += add.retries
-        row.duration_ms_sum += add.duration_ms_sum
-        row.error_types = merge_error_types(row.error_types, add.error_types)
-        row.duration_counts = histogram.merged([row.duration_counts, add.duration_counts])
-        changed.append(row)
-    fields = ["calls", "errors", "retries", "duration_ms_sum", "error_types", "duration_counts"]
-    ToolUsage.objects.bulk_update(changed, fields, batch_size=500)
 
 
 def _record_samples(known: list[tuple[Execution, ToolRef]]) -> None:

@@ -4,7 +4,6 @@ second run finds nothing to do) and safe beside ingestion (each hour is moved un
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -15,8 +14,9 @@ from django.utils import timezone
 from catalog.domain.rules.runtime import RUNTIME_RULES
 from catalog.models import CandidateSet, Finding, MutatingCall, ToolUsage, UnknownToolName
 from catalog.usage.domain import histogram
-from catalog.usage.domain.rollup import merge_error_types
 from catalog.usage.domain.spans import hour_of
+from catalog.usage.services.ingest import FIELDS, add_rollup
+from catalog.usage.services.upsert import upsert
 
 HOURS_PER_RUN = 200  # hours compacted per run at most: a backlog is worked off over a few beats, never in one lock
 
@@ -49,32 +49,26 @@ def _compact_hour(hour: datetime) -> int:
         .filter(resolution=ToolUsage.Resolution.MINUTE, bucket__gte=hour, bucket__lt=hour + timedelta(hours=1))
         .order_by("tool_id", "bucket")
     )
-    per_tool: dict[int, list[ToolUsage]] = defaultdict(list)
+    new: dict[int, ToolUsage] = {}
     for row in rows:
-        per_tool[row.tool_id].append(row)
-    ToolUsage.objects.bulk_create(
-        [
-            ToolUsage(tool_id=pk, resolution=ToolUsage.Resolution.HOUR, bucket=hour, duration_counts=histogram.empty())
-            for pk in sorted(per_tool)
-        ],
-        ignore_conflicts=True,
+        if row.tool_id not in new:
+            new[row.tool_id] = ToolUsage(
+                tool_id=row.tool_id,
+                resolution=ToolUsage.Resolution.HOUR,
+                bucket=hour,
+                duration_counts=histogram.empty(),
+            )
+        add_rollup(new[row.tool_id], row)
+    upsert(
+        ToolUsage,
+        new,
+        existing=lambda: ToolUsage.objects.filter(
+            resolution=ToolUsage.Resolution.HOUR, bucket=hour, tool_id__in=list(new)
+        ),
+        key=lambda row: row.tool_id,
+        merge=add_rollup,
+        fields=FIELDS,
     )
-    targets = ToolUsage.objects.select_for_update().filter(
-        resolution=ToolUsage.Resolution.HOUR, bucket=hour, tool_id__in=list(per_tool)
-    )
-    changed = []
-    for target in targets.order_by("tool_id"):
-        parts = per_tool[target.tool_id]
-        target.calls += sum(p.calls for p in parts)
-        target.errors += sum(p.errors for p in parts)
-        target.retries += sum(p.retries for p in parts)
-        target.duration_ms_sum += sum(p.duration_ms_sum for p in parts)
-        for p in parts:
-            target.error_types = merge_error_types(target.error_types, p.error_types)
-        target.duration_counts = histogram.merged([target.duration_counts, *(p.duration_counts for p in parts)])
-        changed.append(target)
-    fields = ["calls", "errors", "retries", "duration_ms_sum", "error_types", "duration_counts"]
-    ToolUsage.objects.bulk_update(changed, fields, batch_size=500)
     ToolUsage.objects.filter(pk__in=[r.pk for r in rows]).delete()
     return len(rows)
 

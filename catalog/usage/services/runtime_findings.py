@@ -23,6 +23,7 @@ from catalog.usage.domain.safety import (
 )
 from catalog.usage.domain.spans import Execution
 from catalog.usage.evidence import spent_approvals
+from catalog.usage.services.upsert import upsert
 
 EXAMPLES_MAX = 5  # the latest pieces of evidence kept on a finding
 TRACES_MAX = 5
@@ -92,31 +93,40 @@ def _retried_writes(
             batch[(ref.pk, e.tool_call_id)].append((e, ref))
     if not batch:
         return {}
-    keys = sorted(batch)
-    MutatingCall.objects.bulk_create(
-        [MutatingCall(tool_id=pk, tool_call_id=c, first_seen=now, last_seen=now) for pk, c in keys],
-        ignore_conflicts=True,
+    new = {
+        (pk, call): MutatingCall(
+            tool_id=pk,
+            tool_call_id=call,
+            executions=len(runs),
+            first_seen=now,
+            last_seen=now,
+            trace_ids=sorted({e.trace_id for e, _ in runs})[:TRACES_MAX],
+        )
+        for (pk, call), runs in batch.items()
+    }
+
+    def merge(stored: MutatingCall, add: MutatingCall) -> None:
+        stored.executions += add.executions
+        stored.last_seen = now
+        stored.trace_ids = (list(stored.trace_ids) + [t for t in add.trace_ids if t not in stored.trace_ids])[
+            :TRACES_MAX
+        ]
+
+    rows = upsert(
+        MutatingCall,
+        new,
+        existing=lambda: MutatingCall.objects.filter(
+            tool_id__in={k[0] for k in new}, tool_call_id__in={k[1] for k in new}
+        ),
+        key=lambda row: (row.tool_id, row.tool_call_id),
+        merge=merge,
+        fields=["executions", "last_seen", "trace_ids"],
     )
-    rows = (
-        MutatingCall.objects.select_for_update()
-        .filter(tool_id__in={k[0] for k in keys}, tool_call_id__in={k[1] for k in keys})
-        .order_by("pk")
-    )
-    changed, retried = [], {}
+    retried = {}
     for row in rows:
-        runs = batch.get((row.tool_id, row.tool_call_id))
-        if not runs:
-            continue
-        row.executions += len(runs)
-        row.last_seen = now
-        for e, _ in runs:
-            if e.trace_id not in row.trace_ids and len(row.trace_ids) < TRACES_MAX:
-                row.trace_ids = [*row.trace_ids, e.trace_id]
-        changed.append(row)
         if row.executions > 1:
-            latest = max(runs, key=lambda pair: pair[0].started_at)
-            retried[(row.tool_id, row.tool_call_id)] = (row.executions, latest[0], latest[1])
-    MutatingCall.objects.bulk_update(changed, ["executions", "last_seen", "trace_ids"])
+            e, ref = max(batch[(row.tool_id, row.tool_call_id)], key=lambda pair: pair[0].started_at)
+            retried[(row.tool_id, row.tool_call_id)] = (row.executions, e, ref)
     return retried
 
 

@@ -12,6 +12,7 @@ from django.conf import settings
 from catalog.domain.keys import canonical_key
 from catalog.models import UnknownToolName
 from catalog.usage.domain.spans import Execution
+from catalog.usage.services.upsert import upsert
 
 LIST_MAX = 10  # services and agents remembered per name
 
@@ -54,42 +55,43 @@ def record_unknown_names(unknown: Iterable[Execution], dropped: Iterable[tuple[s
         return []
     names = {name for name, _ in seen}
     existing = set(UnknownToolName.objects.filter(name__in=names).values_list("name", "source"))
-    new = sorted(k for k in seen if k not in existing)
+    fresh = sorted(k for k in seen if k not in existing)
     warnings = []
-    if new:
-        room = max(0, settings.CONDOR_USAGE_MAX_UNKNOWN_NAMES - UnknownToolName.objects.count())
-        if len(new) > room:
-            warnings.append(
-                f"{len(new) - room} unknown tool name(s) not kept: the board holds at most "
-                f"{settings.CONDOR_USAGE_MAX_UNKNOWN_NAMES} (CONDOR_USAGE_MAX_UNKNOWN_NAMES); their spans were accepted"
-            )
-            for key in new[room:]:
-                seen.pop(key)
-            new = new[:room]
-        UnknownToolName.objects.bulk_create(
-            [
-                UnknownToolName(
-                    name=name,
-                    source=source,
-                    key=canonical_key(name)[:200],
-                    first_seen=seen[(name, source)].first,
-                    last_seen=seen[(name, source)].last,
-                )
-                for name, source in new
-            ],
-            ignore_conflicts=True,
+    room = max(0, settings.CONDOR_USAGE_MAX_UNKNOWN_NAMES - UnknownToolName.objects.count()) if fresh else 0
+    if len(fresh) > room:
+        warnings.append(
+            f"{len(fresh) - room} unknown tool name(s) not kept: the board holds at most "
+            f"{settings.CONDOR_USAGE_MAX_UNKNOWN_NAMES} (CONDOR_USAGE_MAX_UNKNOWN_NAMES); their spans were accepted"
         )
-    rows = UnknownToolName.objects.select_for_update().filter(name__in={n for n, _ in seen}).order_by("pk")
-    changed = []
-    for row in rows:
-        got = seen.get((row.name, row.source))
-        if got is None:
-            continue
-        row.calls += got.calls
-        row.first_seen = min(row.first_seen, got.first) if got.first else row.first_seen
-        row.last_seen = max(row.last_seen, got.last) if got.last else row.last_seen
-        row.services = _grown(row.services, got.services)
-        row.agents = _grown(row.agents, got.agents)
-        changed.append(row)
-    UnknownToolName.objects.bulk_update(changed, ["calls", "first_seen", "last_seen", "services", "agents"])
+        for key in fresh[room:]:
+            seen.pop(key)
+    new = {
+        (name, source): UnknownToolName(
+            name=name,
+            source=source,
+            key=canonical_key(name)[:200],
+            calls=got.calls,
+            first_seen=got.first,
+            last_seen=got.last,
+            services=sorted(got.services)[:LIST_MAX],
+            agents=sorted(got.agents)[:LIST_MAX],
+        )
+        for (name, source), got in seen.items()
+    }
+
+    def merge(row: UnknownToolName, add: UnknownToolName) -> None:
+        row.calls += add.calls
+        row.first_seen = min(row.first_seen, add.first_seen)
+        row.last_seen = max(row.last_seen, add.last_seen)
+        row.services = _grown(row.services, set(add.services))
+        row.agents = _grown(row.agents, set(add.agents))
+
+    upsert(
+        UnknownToolName,
+        new,
+        existing=lambda: UnknownToolName.objects.filter(name__in={n for n, _ in new}),
+        key=lambda row: (row.name, row.source),
+        merge=merge,
+        fields=["calls", "first_seen", "last_seen", "services", "agents"],
+    )
     return warnings
