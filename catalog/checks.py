@@ -172,3 +172,44 @@ def mcp_headers_problem(value: Any) -> str | None:
             if not isinstance(header_value, str):
                 return f"{server_id!r}.{name!r}: a header value must be a string, got {type(header_value).__name__}"
     return None
+
+
+# Each telemetry setting and its least value (settings.py, "Runtime telemetry").
+USAGE_MINIMA = {
+    "CONDOR_OTLP_MAX_BYTES": 1024,
+    "CONDOR_OTLP_MAX_INFLATED_BYTES": 1024,
+    "CONDOR_OTLP_MAX_SPANS": 1,
+    "CONDOR_OTLP_MAX_CONCURRENT": 1,
+    "CONDOR_USAGE_MINUTE_HOURS": 1,
+    "CONDOR_USAGE_RETENTION_DAYS": 1,
+    "CONDOR_USAGE_SAMPLES_PER_TOOL": 1,
+    "CONDOR_USAGE_CALL_WINDOW_HOURS": 1,
+    "CONDOR_USAGE_CANDIDATE_SET_HOURS": 1,
+    "CONDOR_USAGE_FINDING_DAYS": 1,
+    "CONDOR_USAGE_MAX_UNKNOWN_NAMES": 1,
+}
+
+
+@register("condor")
+def usage_settings_are_valid(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """A zero window would drop the evidence the runtime findings stand on (a retried write goes unseen when the
+    call window is empty); minutes kept longer than the retention would never be compacted. Refuse to start."""
+    errors: list[CheckMessage] = [
+        Error(
+            f"{name}={getattr(settings, name)!r} is below {least}",
+            hint="Runtime telemetry settings are positive; see README, Environment variables.",
+            id="condor.E050",
+        )
+        for name, least in USAGE_MINIMA.items()
+        if not isinstance(getattr(settings, name), int) or getattr(settings, name) < least
+    ]
+    if not errors and settings.CONDOR_USAGE_MINUTE_HOURS >= settings.CONDOR_USAGE_RETENTION_DAYS * 24:
+        errors.append(
+            Error(
+                f"CONDOR_USAGE_MINUTE_HOURS={settings.CONDOR_USAGE_MINUTE_HOURS} is not shorter than the retention "
+                f"(CONDOR_USAGE_RETENTION_DAYS={settings.CONDOR_USAGE_RETENTION_DAYS} days)",
+                hint="Minute rollups are folded into hours before the retention ends; keep them for hours, not days.",
+                id="condor.E051",
+            )
+        )
+    return errors
