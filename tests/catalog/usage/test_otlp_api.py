@@ -153,3 +153,18 @@ def test_an_ingest_costs_the_same_queries_for_ten_or_a_thousand_spans(
             assert post(client, token, as_protobuf(export(spans))).status_code == 200
     assert sum(ToolUsage.objects.values_list("calls", flat=True)) == 1011
     assert ToolExecution.objects.count() == 40  # the newest 20 kept per tool
+
+
+def test_a_process_at_its_share_sheds_with_429_and_retry_after(client: Client, catalog: None, token: str):
+    from catalog.usage import otlp_api
+
+    taken = [otlp_api._in_flight.acquire(blocking=False) for _ in range(50)]
+    try:
+        response = post(client, token, as_protobuf(export([tool_span("prescribeMedication")])))
+    finally:
+        for held in taken:
+            if held:
+                otlp_api._in_flight.release()
+    assert response.status_code == 429 and response["Retry-After"] == "2"
+    assert stored() == (0, 0, 0)
+    assert post(client, token, as_protobuf(export([tool_span("prescribeMedication")]))).status_code == 200
