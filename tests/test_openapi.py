@@ -10,6 +10,7 @@ bound is enforced, is checked here parameter by parameter and, for bodies too, b
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any, get_args
 from urllib.parse import urlencode
@@ -34,6 +35,19 @@ def document() -> dict[str, Any]:
     assert response.status_code == 200
     body: dict[str, Any] = response.json()
     return body
+
+
+def test_the_document_has_no_key_twice_in_one_object() -> None:
+    """Swagger UI reads the document as YAML, where a repeated key (an int status and its string) is fatal."""
+    repeated: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        keys = [key for key, _ in items]
+        repeated.extend(sorted({key for key in keys if keys.count(key) > 1}))
+        return dict(items)
+
+    json.loads(Client().get("/api/v1/openapi.json").content, object_pairs_hook=pairs)
+    assert repeated == []
 
 
 def operations(document: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:

@@ -80,13 +80,13 @@ def _error_answer(description: str, **extra: Any) -> dict[str, Any]:
 
 PB = "application/x-protobuf"
 ERROR_ANSWERS = {
-    "400": _error_answer("not an OTLP export in the encoding it claims (nothing stored)"),
-    "413": _error_answer(
+    400: _error_answer("not an OTLP export in the encoding it claims (nothing stored)"),
+    413: _error_answer(
         f"the body is over CONDOR_OTLP_MAX_BYTES ({settings.CONDOR_OTLP_MAX_BYTES} bytes here) or holds more "
         f"than CONDOR_OTLP_MAX_SPANS ({settings.CONDOR_OTLP_MAX_SPANS}) spans"
     ),
-    "415": _error_answer("neither application/x-protobuf nor application/json"),
-    "429": _error_answer(
+    415: _error_answer("neither application/x-protobuf nor application/json"),
+    429: _error_answer(
         "this process is ingesting its share (CONDOR_OTLP_MAX_CONCURRENT); retry after `Retry-After` seconds",
         headers={"Retry-After": {"description": "seconds", "schema": {"type": "integer"}}},
     ),
