@@ -14,7 +14,7 @@ from django.utils import timezone
 from ninja import Field, Path, Query, Router, Status
 from pydantic import BaseModel, ConfigDict
 
-from approvals.domain import State
+from approvals.domain import CANDIDATE_SET_ID, State
 from approvals.models import ApprovalRequest
 from approvals.selectors import parse_request_id, request_get, request_state
 from approvals.services import ApprovalRefused, approval_cancel, approval_consume, approval_evaluate
@@ -65,6 +65,10 @@ class RequestOut(BaseModel):
     consumedAt: datetime | None  # noqa: N815
     cancelledAt: datetime | None  # noqa: N815
     escalatedTo: str | None  # noqa: N815
+    toolCallId: str | None  # noqa: N815
+    candidateSetId: str | None  # noqa: N815
+    # A possible duplicate: the short id of the earlier request with the same tool, patient and arguments.
+    duplicateOf: str | None  # noqa: N815
 
 
 class EvaluateIn(ApiInput):
@@ -97,6 +101,21 @@ class EvaluateIn(ApiInput):
         pattern=SYSTEM_PATTERN,
         description="condor, tucan or mcp:<server id>: choose when a name matches tools of several catalogs",
     )
+    toolCallId: str | None = Field(  # noqa: N815
+        None,
+        min_length=1,
+        max_length=200,
+        description="the runtime's id of this tool call (gen_ai.tool.call.id): kept on a suspended request, which is "
+        "then consumed for this tool call only; a replay must repeat it",
+    )
+    # Checked in approval_evaluate (a 422 that says what the id looks like); the schema documents the same shape.
+    candidateSetId: str | None = Field(  # noqa: N815
+        None,
+        max_length=40,
+        description="the candidateSetId POST /api/v1/rag/resolve served the run: the call is refused unless its "
+        "tool is in that set, served for this profile",
+        json_schema_extra={"pattern": CANDIDATE_SET_ID.pattern},
+    )
 
 
 class EvaluateOut(BaseModel):
@@ -120,6 +139,13 @@ class ApprovalErrorOut(api_errors.ErrorOut):
 
 class ConsumeIn(BaseModel):
     argsSha256: str = Field(min_length=64, max_length=64, pattern="^[0-9a-f]{64}$")  # noqa: N815
+    toolCallId: str | None = Field(  # noqa: N815
+        None,
+        min_length=1,
+        max_length=200,
+        description="the tool call this approval is spent for: refused (409 tool-call-mismatch) when the request "
+        "names another; recorded when it names none",
+    )
 
 
 class CancelIn(ApiInput):
@@ -171,6 +197,9 @@ def request_out(req: ApprovalRequest, now: datetime | None = None, tool: Any = N
         "consumedAt": req.consumed_at,
         "cancelledAt": req.cancelled_at,
         "escalatedTo": req.escalated_to or None,
+        "toolCallId": req.tool_call_id or None,
+        "candidateSetId": req.candidate_set_id or None,
+        "duplicateOf": req.duplicate_short_id or None,
     }
 
 
@@ -203,6 +232,8 @@ def evaluate(request: HttpRequest, payload: EvaluateIn) -> Status[dict[str, Any]
             idempotency_key=payload.idempotencyKey,
             ttl_seconds=payload.ttlSeconds,
             system=payload.system,
+            tool_call_id=payload.toolCallId or "",
+            candidate_set_id=payload.candidateSetId,
             via=request.auth.name,  # type: ignore[attr-defined]
         )
     except ApprovalRefused as exc:
@@ -274,14 +305,19 @@ def get_request(
 @router.post(
     "/{request_id}/consume",
     response={200: RequestOut, 404: ApprovalErrorOut, 409: ApprovalErrorOut},
-    summary="Spend an approval: once, for the approved arguments' hash only",
+    summary="Spend an approval: once, for the approved arguments' hash (and the request's tool call) only",
 )
 def consume(request: HttpRequest, request_id: RequestId, payload: ConsumeIn) -> Status[dict[str, Any]]:
     pk = parse_request_id(request_id)
     if pk is None:
         return _not_found(request_id)
     try:
-        req = approval_consume(request_id=pk, args_sha256=payload.argsSha256, via=request.auth.name)  # type: ignore[attr-defined]
+        req = approval_consume(
+            request_id=pk,
+            args_sha256=payload.argsSha256,
+            tool_call_id=payload.toolCallId or "",
+            via=request.auth.name,  # type: ignore[attr-defined]
+        )
     except ApprovalRefused as exc:
         return refused(exc)
     return Status(200, request_out(req))

@@ -7,6 +7,9 @@
 - `effective_state` and `consume_refusal`: what a request's state means now, and why a consume is refused.
 - `replay_differences`: what a reused idempotency key's call changed (a replay must repeat the whole call).
 - `identity_key`: the one form of a person's name that four-eyes compares (case, look-alikes, decorations).
+- `candidate_set_refusal`: a call that names the candidate set its run was resolved with may only call a tool of it.
+- `newest_earlier` / `with_duplicate`: a call that repeats an earlier one (same tool, patient and arguments under
+  another idempotency key, within the duplicate window) is a possible duplicate: said, and never allowed unseen.
 """
 
 from __future__ import annotations
@@ -16,9 +19,9 @@ import json
 import math
 import re
 import unicodedata
-from collections.abc import Mapping
-from dataclasses import dataclass
-from datetime import datetime
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
 from enum import StrEnum
 from functools import lru_cache
 from typing import Any
@@ -28,6 +31,7 @@ HIGH = "high"
 LOW = "low"
 # Settings and counts key the tier of a mutating tool that declares none (every mutating TUCAN tool).
 UNGATED = "ungated"
+TIER_LOW_OPERATOR = "tier-low-operator"  # the one reason a mutation is allowed without an approver
 
 
 class DispatchMode(StrEnum):
@@ -100,7 +104,7 @@ def suspend_policy(
     if hitl_tier == LOW:
         if dispatch_mode == DispatchMode.OPERATOR:
             return PolicyOutcome(
-                Decision.ALLOW, "tier-low-operator", f"{tool} is tier low and the requesting person is in the chat"
+                Decision.ALLOW, TIER_LOW_OPERATOR, f"{tool} is tier low and the requesting person is in the chat"
             )
         return PolicyOutcome(
             Decision.SUSPEND,
@@ -220,6 +224,8 @@ def consume_refusal(
     approved_sha256: str | None,
     presented_sha256: str,
     now: datetime,
+    tool_call_id: str = "",
+    presented_tool_call_id: str = "",
 ) -> tuple[str, str] | None:
     """Why this consume must not succeed, as (code, message); None when it may.
 
@@ -237,6 +243,12 @@ def consume_refusal(
         return "cancelled", "the request was cancelled: do not execute"
     if current == State.CONSUMED:
         return "already-consumed", "this approval was already consumed: the call ran once and must not run again"
+    if tool_call_id and presented_tool_call_id and presented_tool_call_id != tool_call_id:
+        return (
+            "tool-call-mismatch",
+            f"this approval is for tool call {tool_call_id!r}, not {presented_tool_call_id!r}: "
+            "another tool call needs its own approval request",
+        )
     if presented_sha256 != approved_sha256:
         return (
             "args-mismatch",
@@ -261,6 +273,7 @@ REPLAY_FIELDS = {
     "runId": "a different runId",
     "requestedBy": "a different requestedBy",
     "patientRef": "a different patientRef",
+    "toolCallId": "a different toolCallId",
 }
 
 
@@ -279,6 +292,126 @@ def replay_conflict(key: str, first_tool: str, differs: list[str]) -> tuple[str,
         "a new call needs a new idempotency key"
     )
     return message, [f"{name}: differs from the call this idempotencyKey was first used for" for name in differs]
+
+
+# --- the candidate set the run was resolved with ----------------------------------------------------
+
+CANDIDATE_SET_ID = re.compile(r"^cs_[0-9a-f]{32}$")  # catalog.domain.snapshot.candidate_set_id's shape
+
+
+@dataclass(frozen=True)
+class ServedSet:
+    """A candidate set the resolve API served (catalog.models.CandidateSet), as the gate reads it."""
+
+    set_id: str
+    system: str
+    profile: str
+    tool_keys: frozenset[str]
+
+
+def candidate_set_id_problem(value: str) -> str | None:
+    """Why `value` cannot be a candidateSetId the resolve API gave out; None when it can."""
+    if CANDIDATE_SET_ID.fullmatch(value):  # `$` alone would let a trailing newline through
+        return None
+    return (
+        f"candidateSetId: {value[:40]!r} is not a candidate set id (`cs_` and 32 lower-case hex digits, as "
+        "POST /api/v1/rag/resolve answers it); send it exactly as resolve gave it, or leave it out"
+    )
+
+
+def candidate_set_refusal(
+    *, set_id: str, served: ServedSet | None, profile: str, tool_system: str, tool_key: str, tool: str = "the tool"
+) -> PolicyOutcome | None:
+    """A call that names its candidate set may only call a tool of that set, under the profile it was served for.
+    A set the console does not know (never served, or no longer kept) vouches for nothing: refused (fail closed)."""
+    if served is None:
+        return PolicyOutcome(
+            Decision.REFUSE,
+            "unknown-candidate-set",
+            f"candidate set {set_id} was never served by POST /api/v1/rag/resolve or is no longer kept: "
+            "resolve the turn again and call a tool of the new set",
+        )
+    if served.profile != profile:
+        return PolicyOutcome(
+            Decision.REFUSE,
+            "candidate-set-profile-mismatch",
+            f"candidate set {set_id} was served for profile {served.profile}, not {profile}: resolve again under "
+            f"profile {profile}",
+        )
+    if served.system != tool_system or tool_key not in served.tool_keys:
+        return PolicyOutcome(
+            Decision.REFUSE,
+            "not-in-candidate-set",
+            f"{tool} is not in candidate set {set_id} ({len(served.tool_keys)} tools of {served.system}) that the "
+            "run was resolved with: the planner may only call the tools it was offered",
+        )
+    return None
+
+
+# --- possible duplicates -----------------------------------------------------------------------------
+
+POSSIBLE_DUPLICATE = "possible-duplicate"
+
+
+@dataclass(frozen=True)
+class Earlier:
+    """An earlier call with the same tool, patient and canonical arguments: a request (request_id set) pending
+    and still decidable or decided (DECIDED_STATES), or a call the gate allowed (remembered for the window)."""
+
+    idempotency_key: str
+    at: datetime
+    request_id: str | None = None
+
+    @property
+    def short_id(self) -> str:
+        return (self.request_id or "")[:8]
+
+
+def duplicate_window_start(now: datetime, *, minutes: int, patient_ref: str) -> datetime | None:
+    """Since when an earlier call counts as the same call; None when nothing is compared (no patient named, or
+    the window is 0: the check is off)."""
+    if not patient_ref or minutes <= 0:
+        return None
+    return now - timedelta(minutes=minutes)
+
+
+def newest_earlier(
+    requests: Sequence[Earlier], allowed: Sequence[Earlier], *, idempotency_key: str
+) -> tuple[Earlier | None, bool]:
+    """The newest earlier call under another idempotency key (a request before an allowed call: it can be
+    shown), and whether an allowed call under this very key was seen (a retry of it, not a duplicate)."""
+    retried = any(a.idempotency_key == idempotency_key for a in allowed)
+    for rows in (requests, allowed):
+        others = sorted((r for r in rows if r.idempotency_key != idempotency_key), key=lambda r: r.at, reverse=True)
+        if others:
+            return others[0], retried
+    return None, retried
+
+
+def duplicate_note(earlier: Earlier) -> str:
+    if earlier.request_id:
+        return f"possible duplicate of {earlier.short_id} (same tool, patient and arguments)"
+    return (
+        f"possible duplicate of the call allowed at {earlier.at.isoformat(timespec='seconds')} under "
+        f"idempotencyKey {earlier.idempotency_key!r} (same tool, patient and arguments)"
+    )
+
+
+def with_duplicate(outcome: PolicyOutcome, earlier: Earlier | None, *, tool: str = "the tool") -> PolicyOutcome:
+    """The gate's outcome for a call that repeats `earlier`: a tier-low operator call that would run suspends
+    (a person looks at it first); a suspending call says what it repeats; anything else is unchanged."""
+    if earlier is None or outcome.decision == Decision.REFUSE:
+        return outcome
+    if outcome.decision == Decision.ALLOW:
+        if outcome.reason != TIER_LOW_OPERATOR:
+            return outcome
+        return PolicyOutcome(
+            Decision.SUSPEND,
+            POSSIBLE_DUPLICATE,
+            f"{tool} is tier low and would run, but it is a {duplicate_note(earlier)}: an approver looks first",
+            tier_key=LOW,
+        )
+    return replace(outcome, message=f"{outcome.message}; {duplicate_note(earlier)}")
 
 
 # --- identities (four-eyes) ------------------------------------------------------------------------

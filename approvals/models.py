@@ -56,6 +56,10 @@ class ApprovalRequest(models.Model):
     run_id = models.CharField(max_length=200)
     requested_by = models.CharField(max_length=200, help_text="who asked; may not decide this request")
     patient_ref = models.CharField(max_length=200, blank=True)
+    tool_call_id = models.CharField(
+        max_length=200, blank=True, db_index=True, help_text="the runtime's tool call id (gen_ai.tool.call.id)"
+    )
+    candidate_set_id = models.CharField(max_length=40, blank=True, help_text="the candidate set the run called from")
     proposed_args = models.JSONField(help_text="canonical form (sorted keys)")
     proposed_sha256 = models.CharField(max_length=64)
     # --- the policy at the time of the request (the catalog may change while it waits) ---
@@ -86,6 +90,13 @@ class ApprovalRequest(models.Model):
     notified_at = models.DateTimeField(null=True, blank=True, help_text="when the domain's approvers were told")
     escalated_at = models.DateTimeField(null=True, blank=True)
     escalated_to = models.CharField(max_length=150, blank=True, help_text="the group the request escalated to")
+    # --- a possible duplicate: an earlier call with the same tool, patient and arguments under another key ---
+    duplicate_of = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+", help_text="the earlier request"
+    )
+    duplicate_allowed_at = models.DateTimeField(
+        null=True, blank=True, help_text="when the earlier call it repeats was allowed (no request of its own)"
+    )
 
     objects = ApprovalRequestQuerySet.as_manager()
 
@@ -97,6 +108,7 @@ class ApprovalRequest(models.Model):
             models.Index(fields=["decided_at"], name="approval_decided_idx"),
             models.Index(fields=["state", "created_at"], name="approval_escalation_idx"),
             models.Index(fields=["created_at"], condition=Q(notified_at__isnull=True), name="approval_unnotified_idx"),
+            models.Index(fields=["tool", "patient_ref", "created_at"], name="approval_duplicate_idx"),
         ]
         constraints = [
             models.CheckConstraint(condition=Q(state__in=[s.value for s in State]), name="approval_state_valid"),
@@ -143,6 +155,14 @@ class ApprovalRequest(models.Model):
         return effective_state(self.state, self.expires_at, now or timezone.now())
 
     @property
+    def duplicate_short_id(self) -> str:
+        return str(self.duplicate_of_id)[:8] if self.duplicate_of_id else ""
+
+    @property
+    def possible_duplicate(self) -> bool:
+        return self.duplicate_of_id is not None or self.duplicate_allowed_at is not None
+
+    @property
     def current_state(self) -> str:
         return self.state_at()
 
@@ -154,3 +174,26 @@ class ApprovalRequest(models.Model):
     @property
     def seconds_left(self) -> int:
         return max(0, int((self.expires_at - timezone.now()).total_seconds()))
+
+
+class AllowedCall(models.Model):
+    """A mutating call the gate allowed (tier low, the person in the chat) for a patient, remembered for
+    APPROVALS_DUPLICATE_WINDOW_MINUTES so that the same call again under another idempotency key is seen as a
+    possible duplicate (an allowed call leaves no request to compare with). Pruned by the beat's expiry run."""
+
+    tool = models.ForeignKey(Tool, on_delete=models.CASCADE, related_name="+")
+    patient_ref = models.CharField(max_length=200)
+    args_sha256 = models.CharField(max_length=64)
+    idempotency_key = models.CharField(max_length=200)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        constraints = [
+            # A retry of one allowed call is remembered once; the lookup reads this index's prefix.
+            models.UniqueConstraint(
+                fields=["tool", "patient_ref", "args_sha256", "idempotency_key"], name="allowed_call_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.tool_id} for {self.patient_ref} at {self.created_at:%H:%M:%S} ({self.idempotency_key})"

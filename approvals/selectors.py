@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Collection
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db.models import Count, F, Q, QuerySet
 
 from approvals.catalog_index import CatalogIndex, GateTool, catalog_index
-from approvals.domain import State, identity_key
-from approvals.models import TIER_KEYS, ApprovalRequest
+from approvals.domain import DECIDED_STATES, Earlier, ServedSet, State, identity_key
+from approvals.models import TIER_KEYS, AllowedCall, ApprovalRequest
+from catalog.core.evidence import SpentApproval
 from catalog.core.permissions import has_role
 from catalog.core.roles import APPROVER, APPROVER_DOMAIN_PREFIX, SAFETY_OFFICER
 from catalog.domain.keys import canonical_key
+from catalog.models import CandidateSet
 
 # --- the requested tool ----------------------------------------------------------------------------
 
@@ -50,6 +54,72 @@ def tool_lookup(name: str, *, system: str | None = None, index: CatalogIndex | N
         if len(found) > 1:
             return ToolMatch(None, found)
     return ToolMatch(None, [])
+
+
+# --- what the run was offered, and what it called before ----------------------------------------------
+
+
+def candidate_set_get(set_id: str, *, now: datetime) -> ServedSet | None:
+    """The candidate set the resolve API served under this id, while it is kept (CONDOR_USAGE_CANDIDATE_SET_HOURS
+    after it was last served, whether or not the beat has pruned it yet); None otherwise. One query."""
+    kept_since = now - timedelta(hours=settings.CONDOR_USAGE_CANDIDATE_SET_HOURS)
+    row = (
+        CandidateSet.objects.filter(set_id=set_id, last_served_at__gte=kept_since)
+        .values_list("system", "profile", "tool_keys")
+        .first()
+    )
+    if row is None:
+        return None
+    system, profile, keys = row
+    return ServedSet(set_id, system, profile, frozenset(k for k in keys or () if isinstance(k, str)))
+
+
+def earlier_calls(
+    *, tool_pk: int, patient_ref: str, args_sha256: str, since: datetime, now: datetime
+) -> tuple[list[Earlier], list[Earlier]]:
+    """The newest requests (pending and still decidable, or decided) and allowed calls with this tool, patient and
+    canonical arguments since `since`, any idempotency key: two queries, two rows each at most (one key can
+    appear once in each, so two always include the newest under another key; `newest_earlier` chooses)."""
+    same = Q(tool_id=tool_pk, patient_ref=patient_ref, created_at__gte=since)
+    live = Q(state=State.PENDING.value, expires_at__gt=now) | Q(state__in=sorted(s.value for s in DECIDED_STATES))
+    requests = (
+        ApprovalRequest.objects.filter(same & live, proposed_sha256=args_sha256)
+        .order_by("-created_at")
+        .values_list("pk", "idempotency_key", "created_at")[:2]
+    )
+    allowed = (
+        AllowedCall.objects.filter(same, args_sha256=args_sha256)
+        .order_by("-created_at")
+        .values_list("idempotency_key", "created_at")[:2]
+    )
+    return (
+        [Earlier(key, at, str(pk)) for pk, key, at in requests],
+        [Earlier(key, at) for key, at in allowed],
+    )
+
+
+def spent_approvals(tool_call_ids: Collection[str], request_ids: Collection[str]) -> list[SpentApproval]:
+    """The consumed requests whose tool call id is one of `tool_call_ids` or whose id is one of `request_ids`
+    (the telemetry ingest's question, catalog.core.evidence): one query. A request id that is no UUID matches
+    nothing; a matched id is answered in the spelling it was asked in (the ingest compares the strings)."""
+    asked: dict[uuid.UUID, list[str]] = {}
+    for value in request_ids:
+        pk = parse_request_id(value) if isinstance(value, str) and len(value) <= 64 else None
+        if pk is not None:
+            asked.setdefault(pk, []).append(value)
+    calls = sorted({c for c in tool_call_ids if c})
+    if not asked and not calls:
+        return []
+    rows = (
+        ApprovalRequest.objects.filter(state=State.CONSUMED.value)
+        .filter(Q(tool_call_id__in=calls) | Q(pk__in=list(asked)))
+        .values_list("pk", "tool_call_id", "tool_id")
+    )
+    return [
+        SpentApproval(request_id=spelling, tool_call_id=call, tool_pk=tool_pk)
+        for pk, call, tool_pk in rows
+        for spelling in asked.get(pk) or [str(pk)]
+    ]
 
 
 # --- requests --------------------------------------------------------------------------------------

@@ -187,6 +187,8 @@ USAGE_MINIMA = {
     "CONDOR_USAGE_CANDIDATE_SET_HOURS": 1,
     "CONDOR_USAGE_FINDING_DAYS": 1,
     "CONDOR_USAGE_MAX_UNKNOWN_NAMES": 1,
+    # 0 turns the comparison off on purpose; a negative one would do the same unnoticed.
+    "APPROVALS_DUPLICATE_WINDOW_MINUTES": 0,
 }
 
 
@@ -197,7 +199,7 @@ def usage_settings_are_valid(app_configs: Any = None, **kwargs: Any) -> list[Che
     errors: list[CheckMessage] = [
         Error(
             f"{name}={getattr(settings, name)!r} is below {least}",
-            hint="Runtime telemetry settings are positive; see README, Environment variables.",
+            hint="Runtime telemetry settings are positive (the duplicate window may be 0); see README.",
             id="condor.E050",
         )
         for name, least in USAGE_MINIMA.items()

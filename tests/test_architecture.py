@@ -53,7 +53,6 @@ NAMED_LAYERS = {
     "catalog.rag.embedders": CORE,  # the embedder interface and its implementations (infrastructure)
     "catalog.mcp.client": CORE,  # the MCP SDK client that lists a live server's tools (infrastructure)
     "catalog.usage.otlp": CORE,  # OTLP bodies in and out with opentelemetry-proto's classes (infrastructure)
-    "catalog.usage.evidence": CORE,  # the spent-approval lookup the approvals app registers (a port)
     "catalog.usage.catalog_index": SERVICES,  # the ingest's per-catalog-version read of tools and what is in effect
     "catalog.usage.otlp_api": BOUNDARY,  # the OTLP/HTTP endpoint
 }

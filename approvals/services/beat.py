@@ -13,7 +13,7 @@ from approvals import notify
 from approvals.domain import (
     State,
 )
-from approvals.models import ApprovalRequest
+from approvals.models import AllowedCall, ApprovalRequest
 from approvals.services.common import (
     OBJECT_TYPE,
     enqueue,
@@ -50,8 +50,10 @@ SYSTEM_ESCALATION = Actor(label="system:approvals-escalation")
 
 def approvals_expire_overdue(*, now: datetime | None = None, batch: int = 500) -> int:
     """Mark pending requests past their expiry as expired, each with its audit event. Safe to run twice
-    at once (and against a racing approver): each row changes only while it is still pending."""
+    at once (and against a racing approver): each row changes only while it is still pending. Also forgets the
+    allowed calls older than the duplicate window (nothing compares with them any more)."""
     now = now or timezone.now()
+    allowed_calls_prune(now=now)
     total = 0
     while True:
         with transaction.atomic():
@@ -73,6 +75,13 @@ def approvals_expire_overdue(*, now: datetime | None = None, batch: int = 500) -
         total += done
         if len(ids) < batch:
             return total
+
+
+def allowed_calls_prune(*, now: datetime | None = None) -> int:
+    """Drop the allowed calls remembered longer than APPROVALS_DUPLICATE_WINDOW_MINUTES: one DELETE."""
+    now = now or timezone.now()
+    window = timedelta(minutes=max(settings.APPROVALS_DUPLICATE_WINDOW_MINUTES, 0))
+    return AllowedCall.objects.filter(created_at__lt=now - window).delete()[0]
 
 
 def approvals_escalate_overdue(*, now: datetime | None = None) -> int:

@@ -8,6 +8,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from approvals.domain import (
     ArgsError,
@@ -100,6 +101,16 @@ def _refuse_unless_decidable(
         raise ApprovalRefused(
             f"{req.tool_declared_id} is tier {req.tier_key}: no bulk approval; open it and decide it on its own",
             code="no-bulk-for-tier",
+            status=422,
+        )
+    if bulk and req.possible_duplicate:
+        raise ApprovalRefused(
+            _(
+                "%(tool)s may repeat an earlier call (same tool, patient and arguments): no bulk approval; open it "
+                "and compare"
+            )
+            % {"tool": req.tool_declared_id},
+            code="no-bulk-for-duplicate",
             status=422,
         )
     if effective_state(req.state, req.expires_at, now) != State.PENDING:

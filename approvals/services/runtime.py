@@ -27,8 +27,13 @@ from catalog.core.audit import Actor, audit_record
 # --- consume and cancel (the runtime's acts) -------------------------------------------------------
 
 
-def approval_consume(*, request_id: Any, args_sha256: str, via: str, now: datetime | None = None) -> ApprovalRequest:
-    """Spend an approval: once, and only for the arguments approved. Everything else is refused."""
+def approval_consume(
+    *, request_id: Any, args_sha256: str, via: str, tool_call_id: str = "", now: datetime | None = None
+) -> ApprovalRequest:
+    """Spend an approval: once, and only for the arguments approved. Everything else is refused.
+
+    `tool_call_id`: the tool call it is spent for. A request that names one (at evaluate, or at an earlier consume)
+    is spent only for that one; a request that names none records this one as it is spent."""
     now = now or timezone.now()
     req = load_request(request_id)
 
@@ -40,6 +45,8 @@ def approval_consume(*, request_id: Any, args_sha256: str, via: str, now: dateti
             approved_sha256=r.approved_sha256,
             presented_sha256=args_sha256,
             now=now,
+            tool_call_id=r.tool_call_id,
+            presented_tool_call_id=tool_call_id,
         )
         return ApprovalRefused(found[1], code=found[0], status=409, request=r) if found else None
 
@@ -49,9 +56,17 @@ def approval_consume(*, request_id: Any, args_sha256: str, via: str, now: dateti
     with transaction.atomic():
         # Spending an approval: one conditional UPDATE that only an approved, unspent request within its window
         # and with the approved arguments passes, so exactly one of two concurrent consumes wins.
-        won = ApprovalRequest.objects.filter(
-            pk=req.pk, state=State.APPROVED.value, approved_sha256=args_sha256, consumable_until__gt=now
-        ).update(state=State.CONSUMED.value, consumed_at=now)
+        # A tool call id given is recorded in the same UPDATE, which only passes while the request names no other.
+        spent: dict[str, Any] = {"state": State.CONSUMED.value, "consumed_at": now}
+        call = Q()
+        if tool_call_id:
+            spent["tool_call_id"] = tool_call_id
+            call = Q(tool_call_id="") | Q(tool_call_id=tool_call_id)
+        won = (
+            ApprovalRequest.objects.filter(call)
+            .filter(pk=req.pk, state=State.APPROVED.value, approved_sha256=args_sha256, consumable_until__gt=now)
+            .update(**spent)
+        )
         if won:
             audit_record(
                 actor=Actor.for_token(via),
@@ -59,12 +74,17 @@ def approval_consume(*, request_id: Any, args_sha256: str, via: str, now: dateti
                 object_type=OBJECT_TYPE,
                 object_id=req.pk,
                 before=audit_state(req),
-                after={"state": State.CONSUMED.value, "args_sha256": args_sha256, "consumed_at": now},
+                after={
+                    "state": State.CONSUMED.value,
+                    "args_sha256": args_sha256,
+                    "consumed_at": now,
+                    "tool_call_id": tool_call_id or req.tool_call_id,
+                },
             )
     if not won:
         current = load_request(req.pk)
         raise refusal(current) or ApprovalRefused("the approval was consumed concurrently", code="already-consumed")
-    return applied(req, {"state": State.CONSUMED.value, "consumed_at": now})  # the row now: no read back
+    return applied(req, spent)  # the row now: no read back
 
 
 def approval_cancel(

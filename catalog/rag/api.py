@@ -16,6 +16,7 @@ from catalog.domain.vocabulary import SYSTEM_MAX
 from catalog.rag.domain.resolution import Snapshot, why_not
 from catalog.rag.embedders import EmbedderError
 from catalog.rag.selectors.resolution import SnapshotRefused, snapshot_resolve
+from catalog.rag.services.candidate_sets import candidate_set_record
 
 router = Router(tags=["rag"], auth=ScopedBearer("rag"))
 
@@ -151,4 +152,6 @@ def resolve(request: HttpRequest, payload: ResolveIn) -> Any:
         return Status(422, {"detail": str(exc)})
     except EmbedderError as exc:
         return Status(503, {"detail": f"the embedder is unavailable: {exc}"})
+    # Served: remembered, so the approvals gate and the telemetry ingest can check a call against this set.
+    candidate_set_record(snapshot=snapshot)
     return snapshot_out(snapshot, payload.whyNot)

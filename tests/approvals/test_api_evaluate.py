@@ -227,6 +227,9 @@ def test_evaluate_runs_a_bounded_number_of_queries(runtime: Runtime, django_asse
     # token, catalog version, savepoint, insert, audit insert (no lock: sealed later), release: whatever the
     # catalog or queue size
     with django_assert_max_num_queries(7):  # + the tier floors' version
+        assert runtime.evaluate(patientRef="").status_code == 201
+    # For a patient, the possible-duplicate check: the tool's row locked, the earlier requests and allowed calls
+    with django_assert_max_num_queries(10):
         assert runtime.evaluate().status_code == 201
     # token, catalog version, the idempotency key lookup
     with django_assert_max_num_queries(3):
@@ -252,10 +255,11 @@ def test_a_catalog_import_is_seen_by_the_next_evaluate_once_signed_off(runtime: 
     raised = runtime.evaluate(tool="bookAppointment", dispatchMode="operator")
     assert raised.status_code == 201 and raised.json()["reason"] == "tier-high"  # so does a strengthening
     # A lowered tier waits for sign-off under the clinical profile; a non-clinical profile sees it at once.
-    waiting = runtime.evaluate(tool="recordClinicalNote", dispatchMode="operator")
+    # (each note its own: the same call again would be a possible duplicate, tests/approvals/test_duplicates.py)
+    waiting = runtime.evaluate(tool="recordClinicalNote", dispatchMode="operator", args={"note": "first"})
     assert waiting.status_code == 201 and waiting.json()["reason"] == "tier-high"
-    demo = runtime.evaluate(tool="recordClinicalNote", dispatchMode="operator", profile="demo")
+    demo = runtime.evaluate(tool="recordClinicalNote", dispatchMode="operator", profile="demo", args={"note": "demo"})
     assert demo.status_code == 200 and demo.json()["reason"] == "tier-low-operator"
     sign_off("condor")
-    signed = runtime.evaluate(tool="recordClinicalNote", dispatchMode="operator")
+    signed = runtime.evaluate(tool="recordClinicalNote", dispatchMode="operator", args={"note": "signed"})
     assert signed.status_code == 200 and signed.json()["reason"] == "tier-low-operator"

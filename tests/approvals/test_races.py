@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import Any
 
 import pytest
-from django.db import connection, connections
+from django.db import connection
 
 from approvals.models import ApprovalRequest
 from approvals.services import ApprovalRefused, approval_consume, approval_decide, approval_evaluate
 from catalog.core.audit import audit_verify
 from catalog.models import AuditEvent
+from tests.concurrency import at_once as at_once_n
 from tests.conftest import requires_postgres
 
 from .conftest import evaluate_body, load_catalog
@@ -22,25 +22,7 @@ N = 20
 
 
 def at_once(work: Callable[[int], Any], n: int = N) -> list[Any]:
-    """Run work(0..n-1) in n threads released together; each result is a value or the exception raised."""
-    barrier = threading.Barrier(n)
-    results: list[Any] = [None] * n
-
-    def run(i: int) -> None:
-        try:
-            barrier.wait()
-            results[i] = work(i)
-        except Exception as exc:  # collected and asserted on below
-            results[i] = exc
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=120)
-    return results
+    return at_once_n(work, n)
 
 
 @pytest.fixture

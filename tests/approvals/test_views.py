@@ -185,7 +185,7 @@ def test_the_detail_page_edits_arguments_against_the_schema(runtime: Runtime, ma
 
 def test_bulk_approval_takes_tier_low_and_refuses_tier_high(runtime: Runtime, make_user: Any) -> None:
     user = make_user("hugo", "approver", "approver:billing", "approver:medication")
-    low = [runtime.suspend(tool="createInvoiceDraft")["id"] for _ in range(2)]
+    low = [runtime.suspend(tool="createInvoiceDraft", args={"amount": n})["id"] for n in range(2)]
     high = runtime.suspend()["id"]
     response = signed_in(user).post("/approvals/bulk-approve", {"ids": [*low, high]}, follow=True)
     body = response.content.decode()

@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Window
-from django.db.models.functions import Greatest, RowNumber
+from django.db.models.functions import Greatest, Least, RowNumber
 from django.utils import timezone
 
 from catalog.models import TelemetrySource, ToolExecution, ToolUsage
@@ -64,6 +64,7 @@ def usage_ingest(raw_spans: Iterable[RawSpan], *, now: datetime | None = None) -
     executions: list[Execution] = []
     dropped: list[tuple[str, str, str, datetime]] = []  # (action, service, agent, when)
     services: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # service → [kept, refused]
+    earliest: dict[str, datetime] = {}  # service → its earliest execution here (telemetry began then, not now)
     for span in raw_spans:
         result.spans += 1
         reading = read_span(span, now=now, oldest=retained_since(now))
@@ -79,6 +80,7 @@ def usage_ingest(raw_spans: Iterable[RawSpan], *, now: datetime | None = None) -
         if reading.execution is not None:
             executions.append(reading.execution)
             services[service][0] += 1
+            earliest[service] = min(earliest.get(service, now), reading.execution.started_at)
     result.executions = len(executions)
     result.dropped_actions = len(dropped)
     if not (executions or dropped or services):
@@ -94,7 +96,7 @@ def usage_ingest(raw_spans: Iterable[RawSpan], *, now: datetime | None = None) -
             known.append((e, ref))
     result.unknown = len(unknown)
     with transaction.atomic():
-        _record_sources(services, now)
+        _record_sources(services, earliest, now)
         _record_rollups(known)
         _record_samples(known)
         result.warnings += record_unknown_names(unknown, dropped)
@@ -102,16 +104,21 @@ def usage_ingest(raw_spans: Iterable[RawSpan], *, now: datetime | None = None) -
     return result
 
 
-def _record_sources(services: dict[str, list[int]], now: datetime) -> None:
+def _record_sources(services: dict[str, list[int]], earliest: dict[str, datetime], now: datetime) -> None:
+    """Each service's counts; it was first seen at the earliest execution it reported (a backlog counts from then)."""
     named = {s: counts for s, counts in services.items() if s}
     if not named:
         return
     TelemetrySource.objects.bulk_create(
-        [TelemetrySource(service=s, first_seen=now, last_seen=now) for s in sorted(named)], ignore_conflicts=True
+        [TelemetrySource(service=s, first_seen=earliest.get(s, now), last_seen=now) for s in sorted(named)],
+        ignore_conflicts=True,
     )
     for service, (kept, refused) in sorted(named.items()):
         TelemetrySource.objects.filter(service=service).update(
-            spans=F("spans") + kept, rejected=F("rejected") + refused, last_seen=Greatest(F("last_seen"), now)
+            spans=F("spans") + kept,
+            rejected=F("rejected") + refused,
+            first_seen=Least(F("first_seen"), earliest.get(service, now)),
+            last_seen=Greatest(F("last_seen"), now),
         )
 
 

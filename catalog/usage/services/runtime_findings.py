@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from catalog.core.evidence import spent_approvals
 from catalog.domain.rules import RULES
 from catalog.domain.rules.runtime import OUTSIDE_CANDIDATE_SET, RETRIED_WRITE, STAMP_MISMATCH, UNAPPROVED_EXECUTION
 from catalog.models import CandidateSet, CatalogState, Finding, MutatingCall, Tool
@@ -22,7 +23,6 @@ from catalog.usage.domain.safety import (
     stamp_mismatch,
 )
 from catalog.usage.domain.spans import Execution
-from catalog.usage.evidence import spent_approvals
 from catalog.usage.services.upsert import upsert
 
 EXAMPLES_MAX = 5  # the latest pieces of evidence kept on a finding

@@ -93,7 +93,8 @@ def test_a_cli_token_expires_like_a_console_token_and_its_creation_is_audited() 
     [
         (
             ["--scopes", "catalog,admin"],
-            "--scopes: unknown scope admin, catalog; choose from catalog:read, catalog:write, approvals, rag, cards, telemetry "
+            "--scopes: unknown scope admin, catalog; choose from catalog:read, catalog:write, approvals, rag, cards, "
+            "telemetry "
             "(catalog is now catalog:read to read and export, catalog:write to import)",
         ),
         (["--scopes", ""], "--scopes: choose at least one scope"),

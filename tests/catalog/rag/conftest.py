@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 import pytest
+from django.test import Client
 
 from catalog.models import Tool
 from catalog.rag import embedders
@@ -18,6 +19,7 @@ from catalog.rag.services.vectors import embeddings_refresh
 from tests.conftest import ROOT, signed_import, tasks_in_process
 
 DEMO = ROOT / "catalog" / "demo"
+RESOLVE_URL = "/api/v1/rag/resolve"
 
 
 class CountingEmbedder:
@@ -65,3 +67,18 @@ def import_demo() -> None:
 def demo_embedded(db: Any) -> None:
     import_demo()
     embeddings_refresh(list(embeddable_tools().values_list("pk", flat=True)))
+
+
+@pytest.fixture
+def resolve(demo_embedded: None, make_token: Callable[..., str], client: Client) -> Callable[..., Any]:
+    """POST /api/v1/rag/resolve with a rag-scoped token on clinical-production unless the body says otherwise."""
+    token = make_token("runtime-rag", scopes=("rag",))
+
+    def call(expect: int = 200, **body: Any) -> dict[str, Any]:
+        payload = {"profile": "clinical-production", **body}
+        auth = f"Bearer {token}"
+        response = client.post(RESOLVE_URL, payload, content_type="application/json", HTTP_AUTHORIZATION=auth)
+        assert response.status_code == expect, response.content
+        return response.json()
+
+    return call

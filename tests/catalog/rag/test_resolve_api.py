@@ -9,7 +9,6 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
-import pytest
 from django.db import connection
 from django.db.models import Max
 from django.test import Client
@@ -21,19 +20,6 @@ from catalog.rag.selectors import index as index_module
 from catalog.rag.selectors.index import _vectors_version, rag_index
 
 URL = "/api/v1/rag/resolve"
-
-
-@pytest.fixture
-def resolve(demo_embedded: None, make_token: Callable[..., str], client: Client) -> Callable[..., Any]:
-    token = make_token("runtime-rag", scopes=("rag",))
-
-    def call(expect: int = 200, **body: Any) -> dict[str, Any]:
-        payload = {"profile": "clinical-production", **body}
-        response = client.post(URL, payload, content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {token}")
-        assert response.status_code == expect, response.content
-        return response.json()
-
-    return call
 
 
 def test_a_clinicians_prompt_retrieves_the_tool_it_needs(resolve: Callable[..., Any]) -> None:
@@ -130,8 +116,12 @@ def test_a_warm_resolve_reads_little(resolve: Callable[..., Any]) -> None:
     resolve(prompt="warm the index")
     with CaptureQueriesContext(connection) as queries:
         resolve(prompt="Blutdruck eintragen")
-    # token lookup + catalog version + vectors version; the index itself is cached in process
-    assert len(queries) <= 4, [q["sql"] for q in queries.captured_queries]
+    # token lookup + catalog version + vectors version; the index itself is cached in process; the served set
+    # remembered (an UPDATE, and an INSERT the first time it is served)
+    assert len(queries) <= 5, [q["sql"] for q in queries.captured_queries]
+    with CaptureQueriesContext(connection) as again:
+        resolve(prompt="Blutdruck eintragen")
+    assert len(again) <= 4, [q["sql"] for q in again.captured_queries]  # served before: the UPDATE alone
 
 
 def test_the_cached_index_is_rebuilt_when_a_vector_is_re_embedded(resolve: Callable[..., Any]) -> None:
