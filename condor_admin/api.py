@@ -27,6 +27,7 @@ from catalog.cards.api import router as cards_router
 from catalog.core.api_errors import ErrorOut
 from catalog.core.api_input import BodyParser, body_refusal, unstorable_text
 from catalog.rag.api import router as rag_router
+from catalog.usage.api import router as usage_router
 from catalog.usage.otlp_api import router as otlp_router
 
 log = logging.getLogger(__name__)
@@ -145,6 +146,7 @@ api.add_router("/owners", owners_router)
 api.add_router("/approvals", approvals_router)
 api.add_router("/cards", cards_router)
 api.add_router("/rag", rag_router)
+api.add_router("/usage", usage_router)
 
 
 @api.exception_handler(AuthenticationError)

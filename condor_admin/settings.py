@@ -94,6 +94,7 @@ TEMPLATES: list[dict[str, Any]] = [
                 "console": "catalog.web.templatetags.console",
                 "api_tokens": "catalog.web.templatetags.api_tokens",
                 "floors": "catalog.web.templatetags.floors",
+                "charts": "catalog.web.templatetags.charts",
             },
         },
     },
@@ -323,6 +324,9 @@ APPROVALS_CONSUME_WINDOW_SECONDS = int(os.environ.get("APPROVALS_CONSUME_WINDOW_
 # A request still pending this long escalates: the group below is told and may decide it too.
 APPROVALS_ESCALATE_AFTER_SECONDS = int(os.environ.get("APPROVALS_ESCALATE_AFTER_SECONDS", "300"))
 APPROVALS_ESCALATION_GROUP = os.environ.get("APPROVALS_ESCALATION_GROUP", "approval-escalation")
+# A call that repeats one of the last N minutes (same tool, patient and arguments, another idempotency key) is a
+# possible duplicate: a tier-low operator call then waits for an approver instead of running. 0: no comparison.
+APPROVALS_DUPLICATE_WINDOW_MINUTES = int(os.environ.get("APPROVALS_DUPLICATE_WINDOW_MINUTES", "10"))
 # Optional Slack-compatible webhook ({"text": ...}) told about every suspension and escalation.
 APPROVALS_WEBHOOK_URL = os.environ.get("APPROVALS_WEBHOOK_URL", "")
 APPROVALS_WEBHOOK_TIMEOUT_SECONDS = 5

@@ -40,6 +40,7 @@ urlpatterns = [
     path("approvals/", include("approvals.urls")),
     path("cards/", include("catalog.cards.urls")),
     path("rag/", include("catalog.rag.urls")),
+    path("usage/", include("catalog.usage.urls")),
     path("login/", auth_views.LoginView.as_view(authentication_form=SignInForm), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),

@@ -51,6 +51,10 @@ PAGE_ACCESS: dict[str, tuple[str, frozenset[str] | str]] = {
     "rag:playground": ("GET", SIGNED_IN),
     "rag:quality": ("GET", SIGNED_IN),
     "rag:quality-run": ("POST", frozenset({roles.CATALOG_ADMIN, roles.SAFETY_OFFICER})),
+    # Runtime telemetry: everyone reads the names the runtime called that are no tool; on call and catalog admins
+    # judge them (an alias to add to the source manifest, or noise to ignore).
+    "usage:unknown": ("GET", SIGNED_IN),
+    "usage:unknown-verdict": ("POST", frozenset({roles.ON_CALL, roles.CATALOG_ADMIN})),
     # Service API tokens: catalog admins (and superusers) issue, scope, expire and revoke them.
     "mcp-servers": ("GET", SIGNED_IN),
     "mcp-server": ("GET", SIGNED_IN),

@@ -7,6 +7,7 @@ cached in memory per catalog revision, so a lookup is two small queries whatever
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz, process
@@ -95,3 +96,27 @@ def owner_lookup(query: str, *, limit: int = 5) -> Lookup:
 def _tools_by_pk(pks: set[int]) -> dict[int, Tool]:
     """The matched tools with owner and rule, by primary key: one query."""
     return Tool.objects.select_related("owner", "owner_rule").in_bulk(pks)
+
+
+def closest_tools(names: Iterable[str]) -> dict[str, tuple[Tool, float]]:
+    """For a whole page of names at once: each name's closest live tool by the owner lookup's matching (an exact
+    spelling scores 100, else the best canonical-key similarity at or above MIN_SCORE), with owner and rule. Names
+    nothing comes close to are left out. Two queries (the catalog version, the tools) whatever the page size."""
+    index = _INDEX.get()
+    best: dict[str, tuple[int, float]] = {}
+    for name in dict.fromkeys(names):
+        key = canonical_key(name or "")
+        if not key:
+            continue
+        exact = index.tools_by_key.get(key)
+        if exact:
+            best[name] = (exact[0][0], 100.0)
+            continue
+        hit = process.extractOne(
+            key.replace(".", " "), index.spaced, scorer=fuzz.token_sort_ratio, score_cutoff=MIN_SCORE
+        )
+        if hit is not None:
+            _, score, i = hit
+            best[name] = (index.tools_by_key[index.keys[i]][0][0], float(score))
+    tools = _tools_by_pk({pk for pk, _ in best.values()}) if best else {}
+    return {name: (tools[pk], score) for name, (pk, score) in best.items() if pk in tools}

@@ -7,8 +7,10 @@ from django.shortcuts import render
 
 from catalog.core.access import page
 from catalog.selectors.dashboard import catalog_summary, dashboard
+from catalog.usage.selectors.health import dashboard_health
 
 
 @page("home")
 def home(request: HttpRequest) -> HttpResponse:
-    return render(request, "catalog/dashboard.html", {"summaries": catalog_summary(), **dashboard()})
+    context = {"summaries": catalog_summary(), **dashboard(), "health": dashboard_health()}
+    return render(request, "catalog/dashboard.html", context)

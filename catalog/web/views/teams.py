@@ -9,6 +9,7 @@ from catalog.core.access import page
 from catalog.models import Team
 from catalog.selectors.catalog import CatalogFilters, catalog_tools
 from catalog.selectors.teams import teams_overview
+from catalog.usage.selectors.health import team_health
 
 
 @page("teams")
@@ -23,5 +24,10 @@ def team_page(request: HttpRequest, slug: str) -> HttpResponse:
     return render(
         request,
         "catalog/team.html",
-        {"team": team, "tools": catalog_tools(filters), "rules": team.ownership_rules.order_by("system", "plane")},
+        {
+            "team": team,
+            "tools": catalog_tools(filters),
+            "rules": team.ownership_rules.order_by("system", "plane"),
+            "health": team_health(team.pk),
+        },
     )

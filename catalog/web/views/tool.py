@@ -14,6 +14,7 @@ from catalog.models import Tool
 from catalog.selectors.governance import findings_list
 from catalog.selectors.signoff import tool_in_effect
 from catalog.selectors.tool import tool_page
+from catalog.usage.selectors.health import tool_health
 from catalog.web.forms import WaiverForm
 
 
@@ -39,5 +40,6 @@ def tool_view(request: HttpRequest, system: str, declared_id: str) -> HttpRespon
             "may_revoke": officer,
             "form": WaiverForm(rules=waivable),
             "in_effect": tool_in_effect(data.tool),
+            "health": tool_health(data.tool.pk),
         },
     )

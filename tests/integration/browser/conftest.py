@@ -71,3 +71,8 @@ def sign_in(page: Any, base: str, username: str, then: str = "/") -> None:
     page.fill("#id_password", "condor-demo")
     page.click("button[type=submit]")
     page.wait_for_load_state()
+
+
+def fits_the_width(page: Any) -> bool:
+    """Whether the page scrolls sideways at the viewport's width (it must not, on a phone as on a desktop)."""
+    return bool(page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"))

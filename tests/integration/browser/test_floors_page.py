@@ -12,7 +12,7 @@ from django.apps import apps
 from django.core.management import call_command
 
 from catalog.models import Finding, TierFloor
-from tests.integration.browser.conftest import SCREENSHOTS, sign_in
+from tests.integration.browser.conftest import SCREENSHOTS, fits_the_width, sign_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -25,10 +25,6 @@ def demo_with_seeded_floors(transactional_db: Any) -> None:
     TierFloor.objects.all().delete()
     SEED.seed_floors(apps, None)
     call_command("load_demo", stdout=io.StringIO())
-
-
-def fits_the_width(page: Any) -> bool:
-    return bool(page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"))
 
 
 def test_officer_adds_a_floor_and_sees_it_catch_the_lab_orders(
