@@ -78,6 +78,7 @@ bench: $(STAMP)
 	$(PY) bench/rag_scale.py --tools 500,5000,20000,50000
 	$(PY) bench/mcp_findings.py
 	$(PY) bench/mcp_import.py --tools 500 5000 50000
+	$(PY) bench/otlp_ingest.py
 	$(PY) bench/approvals_load.py
 	$(PY) bench/load_mixed.py --seconds 60 --rate 50
 
