@@ -67,7 +67,7 @@ class RequestOut(BaseModel):
     escalatedTo: str | None  # noqa: N815
     toolCallId: str | None  # noqa: N815
     candidateSetId: str | None  # noqa: N815
-    # A possible duplicate: the short id of the earlier request with the same tool, patient and arguments.
+    # A possible duplicate: the id of the earlier request with the same tool, patient and arguments.
     duplicateOf: str | None  # noqa: N815
 
 
@@ -199,7 +199,7 @@ def request_out(req: ApprovalRequest, now: datetime | None = None, tool: Any = N
         "escalatedTo": req.escalated_to or None,
         "toolCallId": req.tool_call_id or None,
         "candidateSetId": req.candidate_set_id or None,
-        "duplicateOf": req.duplicate_short_id or None,
+        "duplicateOf": str(req.duplicate_of_id) if req.duplicate_of_id else None,
     }
 
 

@@ -51,7 +51,7 @@ def test_a_suspending_call_that_repeats_a_pending_request_names_it(runtime: Runt
     body = response.json()
     assert body["reason"] == "tier-high"  # it waits anyway; the approver is told what it repeats
     assert body["detail"].endswith(f"; possible duplicate of {first['id'][:8]} (same tool, patient and arguments)")
-    assert body["request"]["duplicateOf"] == first["id"][:8]
+    assert body["request"]["duplicateOf"] == first["id"]
     second = ApprovalRequest.objects.get(pk=body["request"]["id"])
     assert str(second.duplicate_of_id) == first["id"] and second.duplicate_allowed_at is None
     event = AuditEvent.objects.filter(action="approvals.request.suspended", object_id=second.pk).get()
@@ -63,7 +63,7 @@ def test_it_names_the_newest_earlier_request(runtime: Runtime) -> None:
     runtime.suspend()
     middle = runtime.suspend()
     assert middle["duplicateOf"] is not None
-    assert runtime.suspend()["duplicateOf"] == middle["id"][:8]
+    assert runtime.suspend()["duplicateOf"] == middle["id"]
 
 
 @pytest.mark.parametrize(
@@ -83,7 +83,7 @@ def test_another_patient_other_arguments_or_another_tool_is_no_duplicate(
 
 def test_another_spelling_of_the_same_tool_is_the_same_call(runtime: Runtime) -> None:
     first = runtime.suspend()
-    assert runtime.suspend(tool="medication.prescribe")["duplicateOf"] == first["id"][:8]
+    assert runtime.suspend(tool="medication.prescribe")["duplicateOf"] == first["id"]
 
 
 def test_without_a_patient_nothing_is_compared(runtime: Runtime) -> None:
@@ -96,7 +96,7 @@ def test_without_a_patient_nothing_is_compared(runtime: Runtime) -> None:
 
 def test_the_same_arguments_in_another_key_order_are_the_same_call(runtime: Runtime) -> None:
     first = runtime.suspend(args={"drug": "amoxicillin", "dose": "500 mg"})
-    assert runtime.suspend(args={"dose": "500 mg", "drug": "amoxicillin"})["duplicateOf"] == first["id"][:8]
+    assert runtime.suspend(args={"dose": "500 mg", "drug": "amoxicillin"})["duplicateOf"] == first["id"]
 
 
 @pytest.mark.parametrize("state", ["approved", "consumed", "rejected"])
@@ -106,7 +106,7 @@ def test_a_decided_request_is_compared(runtime: Runtime, approver: Any, state: s
     approval_decide(request_id=first["id"], approver=approver, decision=decision, reason="checked")
     if state == "consumed":
         assert runtime.consume(first["id"], first["argsSha256"]).status_code == 200
-    assert runtime.suspend()["duplicateOf"] == first["id"][:8]
+    assert runtime.suspend()["duplicateOf"] == first["id"]
 
 
 @pytest.mark.parametrize("state", ["expired", "cancelled", "past-due"])
@@ -152,7 +152,7 @@ def test_a_tier_low_operator_call_repeating_a_request_suspends_as_a_possible_dup
         "low",
         "low",
         False,
-        first["id"][:8],
+        first["id"],
     )
 
 
