@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import platform
 import random
 import statistics
@@ -450,6 +451,8 @@ def main() -> None:
     if args.quick:
         args.sizes, args.requests, args.day_calls = "500,5000", 20, 50_000
     setup_django()
+    logging.getLogger("condor.import").setLevel(logging.WARNING)
+    logging.getLogger("catalog").setLevel(logging.WARNING)  # "embedding batch …": queued, never run here
     from django.conf import settings
     from django.db import connection
 

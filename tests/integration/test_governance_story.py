@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib
 import itertools
 import json
+import uuid
 from typing import Any
 
 import pytest
@@ -34,7 +35,6 @@ def _seeded_floors() -> None:
     tier_floors_forget()
 
 
-PATIENT = "3f2a61d0-5b7c-4e8a-9d1e-0c4b2a7f9c1d"
 OLD_NOTE = (
     "USE WHEN the clinician dictates a new clinical note for the current visit\n"
     "DO NOT USE WHEN an existing draft should be changed\n"
@@ -68,14 +68,17 @@ class Runtime:
         self.client, self.auth = client, {"HTTP_AUTHORIZATION": f"Bearer {token}"}
 
     def evaluate(self, tool: str) -> dict[str, Any]:
+        # Each call is for a patient of its own: the same tool, patient and arguments again within the duplicate
+        # window would be a possible duplicate (tests/approvals/test_duplicates.py), which this story is not about.
+        patient = str(uuid.uuid4())
         body = {
             "tool": tool,
             "profile": "clinical-production",
             "dispatchMode": "operator",
             "runId": "run-1",
             "requestedBy": "dr.house",
-            "patientRef": PATIENT,
-            "args": {"patientId": PATIENT},
+            "patientRef": patient,
+            "args": {"patientId": patient},
             "idempotencyKey": f"story-{next(_keys)}",
         }
         response = self.client.post("/api/v1/approvals/evaluate", body, content_type="application/json", **self.auth)

@@ -243,6 +243,8 @@ def test_a_rewritten_description_waits_for_sign_off_and_the_gate_keeps_the_pinne
     sign_off("mcp:referrals")
     send.refresh_from_db()
     assert not send.awaiting_signoff and "archive recipient" in send.in_effect["rag_description"]
+    # Another letter: the same tool, patient and arguments as the demo call above would be a possible duplicate.
+    body["args"] = {**args, "letter": "Befund anbei."}
     assert runtime.evaluate(profile="clinical-production", **body).json()["decision"] == "allow"
 
 
