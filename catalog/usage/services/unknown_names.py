@@ -19,16 +19,16 @@ LIST_MAX = 10  # services and agents remembered per name
 
 @dataclass
 class _Seen:
+    first: datetime  # the first call noted; every call, this one included, is counted by add()
+    last: datetime
     calls: int = 0
-    first: datetime | None = None
-    last: datetime | None = None
     services: set[str] = field(default_factory=set)
     agents: set[str] = field(default_factory=set)
 
     def add(self, when: datetime, service: str, agent: str) -> None:
         self.calls += 1
-        self.first = when if self.first is None else min(self.first, when)
-        self.last = when if self.last is None else max(self.last, when)
+        self.first = min(self.first, when)
+        self.last = max(self.last, when)
         if service:
             self.services.add(service)
         if agent:
@@ -48,9 +48,10 @@ def record_unknown_names(unknown: Iterable[Execution], dropped: Iterable[tuple[s
     """Count each name; returns warnings (names not kept because the board is full: CONDOR_USAGE_MAX_UNKNOWN_NAMES)."""
     seen: dict[tuple[str, str], _Seen] = {}
     for e in unknown:
-        seen.setdefault((e.tool_name, UnknownToolName.Source.CALL), _Seen()).add(e.started_at, e.service, e.agent)
+        called = (e.tool_name, UnknownToolName.Source.CALL)
+        seen.setdefault(called, _Seen(e.started_at, e.started_at)).add(e.started_at, e.service, e.agent)
     for action, service, agent, when in dropped:
-        seen.setdefault((action, UnknownToolName.Source.UI), _Seen()).add(when, service, agent)
+        seen.setdefault((action, UnknownToolName.Source.UI), _Seen(when, when)).add(when, service, agent)
     if not seen:
         return []
     names = {name for name, _ in seen}
