@@ -164,6 +164,11 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "inte
 # channel first, which with Redis down retried for 20 s before the send was even tried (tests/faults/).
 CELERY_TASK_IGNORE_RESULT = True
 
+# Where a team's on-call handle (`@meds-oncall`) and channel (`#condor-meds`) open: a URL with `{name}` for the
+# handle or channel without its sigil, e.g. https://chat.hospital.example/{name}. Empty: they stay plain text (an
+# e-mail address, a phone number or an http(s) URL in the catalog is always a link: mailto:, tel:, the URL).
+CONDOR_CHAT_URL = os.environ.get("CONDOR_CHAT_URL", "")
+
 # The catalog profile this deployment runs under (the boot gate checks it).
 CONDOR_ACTIVE_PROFILE = os.environ.get("CONDOR_ACTIVE_PROFILE", "")
 
