@@ -12,11 +12,12 @@ from django.conf import settings
 from django.http.response import HttpResponseBase
 
 from catalog.core import roles
-from catalog.core.access import SIGNED_IN
+from catalog.core.access import SIGNED_IN, SUPERUSER
 from catalog.core.access import page as console_page
 
 DECIDERS = frozenset({roles.APPROVER, settings.APPROVALS_ESCALATION_GROUP})
-READERS = DECIDERS | {roles.SAFETY_OFFICER}
+# Safety officers and superusers read every request; deciding still needs the request's domain group.
+READERS = DECIDERS | {roles.SAFETY_OFFICER, SUPERUSER}
 
 # url name → (HTTP method the page answers, roles allowed; SIGNED_IN means every signed-in person)
 PAGE_ACCESS: dict[str, tuple[str, frozenset[str] | str]] = {

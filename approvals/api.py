@@ -9,13 +9,13 @@ from typing import Annotated, Any, Literal
 from django.conf import settings
 from django.db import connection
 from django.http import HttpRequest
-from django.urls import reverse
 from django.utils import timezone
 from ninja import Field, Path, Query, Router, Status
 from pydantic import BaseModel, ConfigDict
 
 from approvals.domain import CANDIDATE_SET_ID, State
 from approvals.models import ApprovalRequest
+from approvals.notify import console_origin, request_link
 from approvals.selectors import parse_request_id, request_get, request_state
 from approvals.services import ApprovalRefused, approval_cancel, approval_consume, approval_evaluate
 from catalog.core import api_errors
@@ -164,13 +164,16 @@ def tool_out(tool: Any) -> dict[str, str]:
     return {"system": tool.system, "id": tool.declared_id, "canonicalKey": tool.canonical_key, "llmName": tool.llm_name}
 
 
-def request_out(req: ApprovalRequest, now: datetime | None = None, tool: Any = None) -> dict[str, Any]:
-    """The request as the runtime reads it; `tool` saves a query when the caller has the tool at hand."""
+def request_out(
+    req: ApprovalRequest, now: datetime | None = None, tool: Any = None, http: HttpRequest | None = None
+) -> dict[str, Any]:
+    """The request as the runtime reads it; `tool` saves a query when the caller has the tool at hand; `http`:
+    the API call, whose host the link uses unless APPROVALS_BASE_URL is set (approvals.links)."""
     state = req.state_at(now or timezone.now())
     return {
         "id": str(req.pk),
         "state": state,
-        "url": settings.APPROVALS_BASE_URL + reverse("approvals:detail", args=[req.pk]),
+        "url": request_link(req, http),
         "tool": tool_out(tool or req.tool),
         "hitlTier": req.hitl_tier,
         "tierKey": req.tier_key,
@@ -203,10 +206,10 @@ def request_out(req: ApprovalRequest, now: datetime | None = None, tool: Any = N
     }
 
 
-def refused(exc: ApprovalRefused) -> Status[dict[str, Any]]:
+def refused(exc: ApprovalRefused, http: HttpRequest | None = None) -> Status[dict[str, Any]]:
     body: dict[str, Any] = {"detail": exc.message, "errors": exc.errors, "reason": exc.code}
     if exc.request is not None:
-        body["request"] = request_out(exc.request)
+        body["request"] = request_out(exc.request, http=http)
     return Status(exc.status, body)
 
 
@@ -235,9 +238,10 @@ def evaluate(request: HttpRequest, payload: EvaluateIn) -> Status[dict[str, Any]
             tool_call_id=payload.toolCallId or "",
             candidate_set_id=payload.candidateSetId,
             via=request.auth.name,  # type: ignore[attr-defined]
+            console_origin=console_origin(request),
         )
     except ApprovalRefused as exc:
-        return refused(exc)
+        return refused(exc, request)
     if result.decision == "refuse":
         # A refusal is a 422 so that a client which only checks the status still does not run the call.
         return Status(
@@ -251,7 +255,7 @@ def evaluate(request: HttpRequest, payload: EvaluateIn) -> Status[dict[str, Any]
         "tool": tool_out(result.tool) if result.tool else None,
     }
     if result.request is not None:
-        body["request"] = request_out(result.request, tool=result.tool)
+        body["request"] = request_out(result.request, tool=result.tool, http=request)
         body["replayed"] = not result.created
     return Status(201 if result.created else 200, body)
 
@@ -286,7 +290,7 @@ def get_request(
     pk = parse_request_id(request_id)
     if pk is not None and wait == 0:  # a plain poll: one read
         found = request_get(pk)
-        return Status(200, request_out(found)) if found is not None else _not_found(request_id)
+        return Status(200, request_out(found, http=request)) if found is not None else _not_found(request_id)
     row = request_state(pk) if pk is not None else None
     if pk is None or row is None:
         return _not_found(request_id)
@@ -299,7 +303,7 @@ def get_request(
         row = request_state(pk) or row
     req = request_get(pk)
     assert req is not None
-    return Status(200, request_out(req))
+    return Status(200, request_out(req, http=request))
 
 
 @router.post(
@@ -319,8 +323,8 @@ def consume(request: HttpRequest, request_id: RequestId, payload: ConsumeIn) -> 
             via=request.auth.name,  # type: ignore[attr-defined]
         )
     except ApprovalRefused as exc:
-        return refused(exc)
-    return Status(200, request_out(req))
+        return refused(exc, request)
+    return Status(200, request_out(req, http=request))
 
 
 @router.post(
@@ -344,5 +348,5 @@ def cancel(request: HttpRequest, request_id: RequestId) -> Status[dict[str, Any]
     try:
         req, _already = approval_cancel(request_id=pk, reason=reason, via=request.auth.name)  # type: ignore[attr-defined]
     except ApprovalRefused as exc:
-        return refused(exc)
-    return Status(200, request_out(req))
+        return refused(exc, request)
+    return Status(200, request_out(req, http=request))

@@ -10,7 +10,7 @@ class ApprovalsConfig(AppConfig):
     def ready(self) -> None:
         # Register the Celery tasks in every process, the web's too: services start them by their registered
         # name after commit (approvals.services.common.enqueue), with or without a broker.
-        from approvals import tasks  # noqa: F401
+        from approvals import checks, tasks  # noqa: F401  (checks: the settings' boot check)
         from approvals.selectors import spent_approvals
         from catalog.core.evidence import register_spent_lookup
 

@@ -46,6 +46,11 @@ class ApprovalRequest(models.Model):
         max_length=200, unique=True, help_text="the runtime's key: a resubmit returns this request, never a second"
     )
     submitted_via = models.CharField(max_length=200, help_text="the API token that submitted it")
+    console_origin = models.CharField(
+        max_length=300,
+        blank=True,
+        help_text="scheme and host the evaluate call reached the console on: the worker's notification links",
+    )
     # --- the call ---
     tool = models.ForeignKey(Tool, on_delete=models.PROTECT, related_name="+")
     tool_system = models.CharField(max_length=SYSTEM_MAX)

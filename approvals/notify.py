@@ -17,6 +17,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
+from django.http import HttpRequest
 from django.urls import reverse
 from django.utils import timezone
 
@@ -27,8 +28,29 @@ from catalog.domain.output_safety import one_line, slack_literal, slack_text
 log = logging.getLogger(__name__)
 
 
-def request_link(req: ApprovalRequest) -> str:
-    return settings.APPROVALS_BASE_URL + reverse("approvals:detail", args=[req.pk])
+# Links: APPROVALS_BASE_URL set is always used (a deployment behind a proxy names its public address). Unset, the
+# host the person or the runtime reached the console on (`request.build_absolute_uri`, which honours ALLOWED_HOSTS
+# and, with USE_X_FORWARDED_HOST, the proxy's host), so a demo on another port links to that port. A notification
+# the worker sends has no request: it uses the host of the evaluate call that created the request (stored on it).
+
+
+def console_origin(request: HttpRequest | None) -> str:
+    """`https://console.example.org`: the configured base URL, else this request's scheme and host."""
+    if settings.APPROVALS_BASE_URL:
+        return settings.APPROVALS_BASE_URL
+    if request is None:
+        return ""
+    return request.build_absolute_uri("/").rstrip("/")
+
+
+def request_link(req: ApprovalRequest, request: HttpRequest | None = None) -> str:
+    """The request page's address: absolute whenever the console knows its own address (a bare path otherwise)."""
+    path = reverse("approvals:detail", args=[req.pk])
+    if settings.APPROVALS_BASE_URL:
+        return settings.APPROVALS_BASE_URL + path
+    if request is not None:
+        return console_origin(request) + path
+    return (req.console_origin or "") + path
 
 
 def ensure_group(name: str) -> None:

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Count, F, Q, QuerySet
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
 
 from approvals.catalog_index import CatalogIndex, GateTool, catalog_index
 from approvals.domain import DECIDED_STATES, Earlier, ServedSet, State, identity_key
@@ -18,7 +18,7 @@ from catalog.core.evidence import SpentApproval
 from catalog.core.permissions import has_role
 from catalog.core.roles import APPROVER, APPROVER_DOMAIN_PREFIX, SAFETY_OFFICER
 from catalog.domain.keys import canonical_key
-from catalog.models import CandidateSet
+from catalog.models import CandidateSet, Finding, Team, Waiver
 
 # --- the requested tool ----------------------------------------------------------------------------
 
@@ -132,12 +132,14 @@ def parse_request_id(value: str | uuid.UUID) -> uuid.UUID | None:
         return None
 
 
-def request_get(request_id: str | uuid.UUID) -> ApprovalRequest | None:
-    """One request with its tool and approver: one query (every poll, decide and consume reads a request so)."""
+def request_get(request_id: str | uuid.UUID, *, detail: bool = False) -> ApprovalRequest | None:
+    """One request with its tool and approver: one query (every poll, decide and consume reads a request so).
+    `detail`: with the tool's owner team and the revision in effect too, for the request page (still one)."""
     pk = parse_request_id(request_id)
     if pk is None:
         return None
-    return ApprovalRequest.objects.select_related("tool", "decided_by").filter(pk=pk).first()
+    related = ("tool", "decided_by") + (("tool__owner", "tool__in_effect_revision") if detail else ())
+    return ApprovalRequest.objects.select_related(*related).filter(pk=pk).first()
 
 
 def request_state(request_id: uuid.UUID) -> tuple[str, datetime] | None:
@@ -179,9 +181,19 @@ def may_decide(user: Any, request: ApprovalRequest) -> bool:
     )
 
 
+def may_decide_some(user: Any) -> bool:
+    """Whether the person approves at all (a domain group, or the escalation group): the bulk form is theirs."""
+    return bool(approver_domains(user)) or settings.APPROVALS_ESCALATION_GROUP in user_groups(user)
+
+
+def may_read_all(user: Any) -> bool:
+    """Safety officers and superusers may read every request of every domain (deciding still needs the domain)."""
+    return bool(getattr(user, "is_superuser", False)) or SAFETY_OFFICER in user_groups(user)
+
+
 def may_view(user: Any, request: ApprovalRequest) -> bool:
-    """Deciders see their requests; safety officers see every request (read only)."""
-    return may_decide(user, request) or SAFETY_OFFICER in user_groups(user)
+    """Deciders see their requests; safety officers and superusers see every request (read only)."""
+    return may_decide(user, request) or may_read_all(user)
 
 
 def is_own_request(user: Any, request: ApprovalRequest) -> bool:
@@ -201,6 +213,32 @@ def queue_for(user: Any, *, now: datetime | None = None, limit: int = 200) -> li
         return []
     qs = ApprovalRequest.objects.pending(now).filter(scope).select_related("tool").order_by("expires_at", "pk")
     return list(qs[:limit])
+
+
+def pending_all(*, now: datetime | None = None, limit: int = 200) -> list[ApprovalRequest]:
+    """Every pending request of every domain, soonest to expire first (for those who may read all): one query."""
+    qs = ApprovalRequest.objects.pending(now).select_related("tool").order_by("expires_at", "pk")
+    return list(qs[:limit])
+
+
+def pending_count_all(*, now: datetime | None = None) -> int:
+    return ApprovalRequest.objects.pending(now).count()
+
+
+def patient_pending(
+    user: Any, req: ApprovalRequest, *, now: datetime | None = None, limit: int = 20
+) -> list[ApprovalRequest]:
+    """The same patient's other pending requests this user may open (an approver weighs a call against the
+    others; a request of a domain they may not see stays unseen): one query."""
+    if not req.patient_ref:
+        return []
+    qs = ApprovalRequest.objects.pending(now).filter(patient_ref=req.patient_ref).exclude(pk=req.pk)
+    if not may_read_all(user):
+        scope = decidable_filter(user)
+        if scope is None:
+            return []
+        qs = qs.filter(scope)
+    return list(qs.order_by("expires_at", "pk")[:limit])
 
 
 def tier_counts(user: Any, *, now: datetime | None = None) -> dict[str, int]:
@@ -257,4 +295,78 @@ def history_list(
         qs.select_related("decided_by")
         .annotate(decision_latency=F("decided_at") - F("created_at"))
         .order_by(F("decided_at").desc(nulls_last=True), "-created_at")
+    )
+
+
+# --- the request page's context (issue 23, item 7) -----------------------------------------------------------------
+# What an approver weighs beside the call itself: what the tool is for, who owns it and who is on call, its open
+# findings, whether its declaration in effect is signed off, and the patient's other pending requests.
+
+USE_WHEN = "USE WHEN:"
+
+
+def use_when_of(rag_description: str, description: str) -> str:
+    """The tool's USE WHEN line (the seeds' ragDescription starts with it); else its description's first line."""
+    for line in (rag_description or "").splitlines():
+        if line.strip().upper().startswith(USE_WHEN):
+            return line.strip()[len(USE_WHEN) :].strip()
+    for text in (rag_description, description):
+        first = next((line.strip() for line in (text or "").splitlines() if line.strip()), "")
+        if first:
+            return first
+    return ""
+
+
+@dataclass(frozen=True)
+class SignoffState:
+    """`signed-off` (what is served is the newest declaration), `awaiting` (a newer declaration waits) or
+    `never` (no declaration of this tool was signed off: clinical profiles are not served it)."""
+
+    state: str
+    revision: int | None = None
+
+
+@dataclass
+class RequestContext:
+    use_when: str
+    team: Team | None
+    findings: dict[str, int] = field(default_factory=dict)  # severity → open findings
+    signoff: SignoffState | None = None
+    others: list[ApprovalRequest] = field(default_factory=list)
+
+    @property
+    def findings_total(self) -> int:
+        return sum(self.findings.values())
+
+
+def open_findings(tool_pk: int, *, now: datetime | None = None) -> dict[str, int]:
+    """The tool's findings without an active waiver, per severity: one query."""
+    waived = Waiver.objects.active(now).filter(tool=OuterRef("tool"), rule=OuterRef("rule"))
+    rows = (
+        Finding.objects.filter(tool_id=tool_pk)
+        .exclude(Exists(waived))
+        .values("severity")
+        .annotate(n=Count("pk"))
+        .order_by("severity")
+    )
+    return {row["severity"]: row["n"] for row in rows}
+
+
+def signoff_of(tool: Any) -> SignoffState:
+    """From fields the request page has already loaded (no query): catalog.selectors.signoff's reading."""
+    revision = tool.in_effect_revision.number if tool.in_effect_revision_id else None
+    if tool.in_effect is None:
+        return SignoffState("never")
+    return SignoffState("awaiting" if tool.awaiting_signoff else "signed-off", revision)
+
+
+def request_context(user: Any, req: ApprovalRequest, *, now: datetime | None = None) -> RequestContext:
+    """Two queries beyond the request (loaded with `request_get(..., detail=True)`): findings, the patient's others."""
+    tool = req.tool
+    return RequestContext(
+        use_when=use_when_of(tool.rag_description, tool.description),
+        team=tool.owner,
+        findings=open_findings(tool.pk, now=now),
+        signoff=signoff_of(tool),
+        others=patient_pending(user, req, now=now),
     )

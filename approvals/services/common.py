@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import json
 import logging
+import re
+from collections.abc import Mapping
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from celery import current_app
+from django.conf import settings
 from django.utils import timezone
 
 from approvals.catalog_index import GateTool
@@ -50,9 +54,58 @@ class ApprovalRefused(Exception):
         return self.status == 403
 
 
+# --- approver domains (APPROVALS_DOMAIN_ALIASES) ---------------------------------------------------------------
+# TUCAN tools declare no policy domain; their category (`prescriptions`, `appointments`) is their domain, and no
+# approver group may serve it. The setting maps such a domain onto an approver domain (`medication`). One step,
+# no chains: the value is the approver domain. An unmapped domain stays its own (fail closed: `approver:<domain>`).
+
+DOMAIN_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,99}$")
+
+
+def parse_aliases(raw: Any) -> tuple[dict[str, str], list[str]]:
+    """The mapping and every problem with it (plain values in, for the boot check and its tests)."""
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError as exc:
+            return {}, [f"not valid JSON: {exc}"]
+    if not isinstance(raw, Mapping):
+        return {}, [f"must be a JSON object of domain → approver domain, not {type(raw).__name__}"]
+    aliases: dict[str, str] = {}
+    problems: list[str] = []
+    for key, value in raw.items():
+        if not isinstance(key, str) or not DOMAIN_NAME.match(key):
+            problems.append(f"{key!r}: a domain is lower-case letters, digits, '.', '_' or '-' (at most 100)")
+        elif not isinstance(value, str) or not DOMAIN_NAME.match(value):
+            problems.append(f"{key}: {value!r} is not an approver domain (lower-case letters, digits, '.', '_', '-')")
+        elif value in raw and raw[value] != value:
+            problems.append(f"{key}: {value!r} is itself mapped (to {raw[value]!r}); name the final approver domain")
+        else:
+            aliases[key] = value
+    return aliases, problems
+
+
+@lru_cache(maxsize=4)
+def _aliases(raw: str) -> dict[str, str]:
+    return parse_aliases(json.loads(raw))[0]
+
+
+def domain_aliases() -> dict[str, str]:
+    raw = settings.APPROVALS_DOMAIN_ALIASES
+    return _aliases(raw if isinstance(raw, str) else json.dumps(raw, sort_keys=True))
+
+
+def approver_domain_of(domain: str) -> str:
+    """The approver domain that decides `domain`: its alias, else itself."""
+    return domain_aliases().get(domain.lower(), domain) if domain else domain
+
+
 def policy_domain_of(tool: GateTool | Tool) -> str:
-    """The approval domain: the declared policy domain; TUCAN tools declare none, so their category."""
-    return approval_domain(policy_domain=tool.policy_domain, category=tool.category, module=tool.module)
+    """The approval domain: the declared policy domain; TUCAN tools declare none, so their category; then the
+    approver domain APPROVALS_DOMAIN_ALIASES maps it to (TUCAN's `prescriptions` → `medication`), if any."""
+    return approver_domain_of(
+        approval_domain(policy_domain=tool.policy_domain, category=tool.category, module=tool.module)
+    )
 
 
 def audit_state(req: ApprovalRequest) -> dict[str, Any]:

@@ -91,6 +91,7 @@ def approval_evaluate(
     system: str | None = None,
     tool_call_id: str = "",
     candidate_set_id: str | None = None,
+    console_origin: str = "",
     now: datetime | None = None,
 ) -> Evaluation:
     """May this call run now? Allow, suspend (one request per idempotency key, however many submits
@@ -116,6 +117,7 @@ def approval_evaluate(
         patient_ref=patient_ref,
         tool_call_id=tool_call_id,
         candidate_set_id=candidate_set_id or "",
+        console_origin=console_origin[:300],
     )
     gated = _through_gate(call, args=args, system=system, claim=claim, ttl_seconds=ttl_seconds)
     if isinstance(gated, Evaluation):

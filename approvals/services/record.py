@@ -54,6 +54,7 @@ class Call:
     patient_ref: str
     tool_call_id: str = ""
     candidate_set_id: str = ""
+    console_origin: str = ""  # where the runtime reached the console: links sent later point there
 
 
 def call_record(
@@ -136,6 +137,7 @@ def _new_request(
     return ApprovalRequest(
         idempotency_key=call.key,
         submitted_via=via,
+        console_origin=call.console_origin,
         requested_name=call.tool_name,
         profile=call.profile,
         dispatch_mode=call.dispatch_mode,

@@ -59,6 +59,13 @@ def _in_process_celery() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
+def _no_domain_aliases(settings: Any) -> None:
+    """These tests' TUCAN tools keep their categories as domains (`prescriptions`), as an unmapped catalog's do;
+    test_domain_aliases.py turns the mapping on."""
+    settings.APPROVALS_DOMAIN_ALIASES = {}
+
+
+@pytest.fixture(autouse=True)
 def _fresh_catalog_index() -> Iterator[None]:
     """Each test builds its own catalog; a rolled-back test's revision ids come back in the next one."""
     from approvals.catalog_index import forget

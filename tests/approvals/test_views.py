@@ -59,11 +59,20 @@ def test_the_queue_query_count_does_not_grow_with_the_queue(
     assert body.count("data-request-row") == 30
 
 
-def test_a_plain_approver_sees_nothing_and_the_header_shows_no_counts(runtime: Runtime, make_user: Any) -> None:
+def test_a_plain_approver_sees_nothing_and_the_header_counts_zero(runtime: Runtime, make_user: Any) -> None:
+    """The approvals entry is there for every approver (issue 23: approvals are hard to find), counting what is
+    theirs to decide: with no domain group, nothing."""
     runtime.suspend()
     client = signed_in(make_user("plain", "approver"))
     body = client.get("/approvals/").content.decode()
     assert "Nothing waits for you" in body and "prescribeMedication" not in body
+    counts = client.get("/approvals/counts").content.decode()
+    assert 'data-tier="high">high 0<' in counts and 'data-tier="low">low 0<' in counts
+
+
+def test_someone_outside_approvals_gets_no_header_entry(runtime: Runtime, make_user: Any) -> None:
+    runtime.suspend()
+    client = signed_in(make_user("translator-1", "translator"))
     assert client.get("/approvals/counts").content.decode().strip() == ""
 
 
@@ -135,7 +144,10 @@ def test_reject_from_the_list_without_a_reason_asks_for_one(runtime: Runtime, ap
     req = runtime.suspend()
     client = signed_in(approver)
     response = client.post(f"/approvals/{req['id']}/decide", {"decision": "reject"}, headers={"HX-Request": "true"})
-    assert "say why you reject this call" in response.content.decode()
+    body = response.content.decode()
+    # The card again, its form still there, the error beside the reason field and focus on it.
+    assert "Say why you reject this call" in body and f'id="reason-{req["id"]}_error"' in body
+    assert 'aria-invalid="true"' in body and "autofocus" in body and 'value="reject"' in body
     assert ApprovalRequest.objects.get(pk=req["id"]).state == "pending"
 
 
@@ -196,7 +208,7 @@ def test_bulk_approval_takes_tier_low_and_refuses_tier_high(runtime: Runtime, ma
     high = runtime.suspend()["id"]
     response = signed_in(user).post("/approvals/bulk-approve", {"ids": [*low, high]}, follow=True)
     body = response.content.decode()
-    assert "approved 2 tier-low request(s)" in body and "tier high: no bulk approval" in body
+    assert "approved 2 tier-low requests" in body and "tier high: no bulk approval" in body
     states = {str(pk): s for pk, s in ApprovalRequest.objects.values_list("pk", "state")}
     assert states == {low[0]: "approved", low[1]: "approved", high: "pending"}
 

@@ -117,7 +117,7 @@ def test_keyboard_reject_asks_for_the_reason_first(live_server: Any, token: str,
     screenshot("approvals-rejected-by-keyboard")
 
 
-def test_the_detail_page_shows_the_arguments_and_approves_with_a(
+def test_the_detail_page_shows_the_arguments_and_approves_with_a_then_enter(
     live_server: Any, token: str, page: Any, screenshot: Any
 ) -> None:
     base = live_server.url
@@ -127,7 +127,10 @@ def test_the_detail_page_shows_the_arguments_and_approves_with_a(
     page.wait_for_url(f"**/approvals/{req['id']}/")
     assert "Proposed arguments" in page.content() and PATIENT in page.locator(".args").first.inner_text()
     screenshot("approvals-detail")
-    page.keyboard.press("a")
+    page.keyboard.press("a")  # tier high: the button asks first
+    assert "Press Enter to approve prescribeMedication" in page.locator("#approve").inner_text()
+    assert ApprovalRequest.objects.get(pk=req["id"]).state == "pending"
+    page.keyboard.press("Enter")
     page.locator("#state.state-approved").wait_for()  # back on the page, now showing the approved arguments
     assert "approved by you" in page.locator(".messages").inner_text()
     assert ApprovalRequest.objects.get(pk=req["id"]).state == "approved"
