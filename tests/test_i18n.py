@@ -22,6 +22,7 @@ KEYWORDS = {
     "ngettext_lazy": (1, 2),
     "pgettext": ((1, "c"), 2),
     "npgettext": ((1, "c"), 2, 3),
+    "N_": None,  # catalog.domain.messages: a sentence kept as its template, translated when a page shows it
 }
 
 

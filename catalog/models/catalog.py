@@ -16,6 +16,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.functional import Promise
 
 from catalog.domain.descriptor import DECLARED_FIELDS
 from catalog.domain.vocabulary import (
@@ -31,10 +32,12 @@ from catalog.domain.vocabulary import (
     ReviewState,
     System,
 )
+from catalog.models.labels import STATE_LABELS
 
 
-def _choices(enum: type[StrEnum]) -> list[tuple[str, str]]:
-    return [(member.value, member.value) for member in enum]
+def _choices(enum: type[StrEnum]) -> list[tuple[str, str | Promise]]:
+    """Each value and how a page names it: a state word's translated label, else the value (the glossary's term)."""
+    return [(member.value, STATE_LABELS.get(member.value, member.value)) for member in enum]
 
 
 def _in(field: str, enum: type[StrEnum]) -> Q:

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext_lazy
 
 from catalog.domain.rules import UNWAIVABLE_RULES
 from catalog.domain.rules.runtime import RUNTIME_RULES
@@ -14,8 +15,8 @@ from catalog.models.catalog import CatalogRevision, Tool
 
 
 class Severity(models.TextChoices):
-    ERROR = "error"
-    WARNING = "warning"
+    ERROR = "error", gettext_lazy("error")
+    WARNING = "warning", gettext_lazy("warning")
 
 
 class Finding(models.Model):
@@ -30,6 +31,9 @@ class Finding(models.Model):
     severity = models.CharField(max_length=10, choices=Severity.choices)
     message = models.TextField()
     details = models.JSONField(default=dict, blank=True)
+    # The message as a template and its parameters (catalog.domain.messages): pages show it in the reader's
+    # language; empty on rows from before, which show `message`.
+    text = models.JSONField(default=dict, blank=True)
     revision = models.ForeignKey(CatalogRevision, on_delete=models.CASCADE, related_name="findings")
 
     class Meta:
@@ -92,8 +96,8 @@ class RevisionReview(models.Model):
     """A safety officer's sign-off decision on a revision, with a comment."""
 
     class Decision(models.TextChoices):
-        APPROVE = "approved"
-        REQUEST_CHANGES = "changes-requested"
+        APPROVE = "approved", gettext_lazy("approved")
+        REQUEST_CHANGES = "changes-requested", gettext_lazy("changes requested")
 
     revision = models.ForeignKey(CatalogRevision, on_delete=models.CASCADE, related_name="reviews")
     reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")

@@ -12,6 +12,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext_lazy
 
 from catalog.domain.vocabulary import SYSTEM_MAX
 from catalog.models.catalog import Tool
@@ -39,8 +40,8 @@ class ToolUsage(models.Model):
     """One tool's calls in one minute (resolution m) or, after compaction, one hour (h)."""
 
     class Resolution(models.TextChoices):
-        MINUTE = "m"
-        HOUR = "h"
+        MINUTE = "m", gettext_lazy("minute")
+        HOUR = "h", gettext_lazy("hour")
 
     tool = models.ForeignKey(Tool, on_delete=models.CASCADE, related_name="usage")
     resolution = models.CharField(max_length=1, choices=Resolution.choices)
@@ -114,13 +115,13 @@ class UnknownToolName(models.Model):
     catalog itself changes only by import) or noise to ignore."""
 
     class Source(models.TextChoices):
-        CALL = "call", "tool call"
-        UI = "ui", "dropped UI action"
+        CALL = "call", gettext_lazy("tool call")
+        UI = "ui", gettext_lazy("dropped UI action")
 
     class Verdict(models.TextChoices):
-        OPEN = "", "open"
-        ALIAS = "alias", "should be an alias"
-        IGNORE = "ignore", "ignored"
+        OPEN = "", gettext_lazy("undecided")
+        ALIAS = "alias", gettext_lazy("should be an alias")
+        IGNORE = "ignore", gettext_lazy("ignored")
 
     name = models.CharField(max_length=NAME_MAX)
     source = models.CharField(max_length=4, choices=Source.choices, default=Source.CALL)

@@ -17,7 +17,7 @@ from catalog.core.access import PAGE_ACCESS, may, page
 from catalog.domain.keys import canonical_key
 from catalog.models import CatalogProfile
 from catalog.rag.domain.cases import CasesError
-from catalog.rag.domain.resolution import why_not
+from catalog.rag.domain.resolution import why_not_message
 from catalog.rag.embedders import EmbedderError
 from catalog.rag.selectors.evaluations import quality_overview
 from catalog.rag.selectors.resolution import SnapshotRefused, snapshot_resolve
@@ -65,7 +65,8 @@ def playground_page(request: HttpRequest) -> HttpResponse:
         except (SnapshotRefused, EmbedderError) as exc:
             error = str(exc)
         if snapshot is not None and data["why_not"]:
-            explanation = why_not(snapshot, data["why_not"])
+            # In the reader's language; the API's whyNot stays English (rag.api).
+            explanation = why_not_message(snapshot, data["why_not"]).render(_)
             if snapshot.ranks is not None:
                 explained_hit = snapshot.ranks.get(canonical_key(data["why_not"]))
     context = {

@@ -74,6 +74,7 @@ class FindingRef:
     severity: str
     title: str
     message: str = ""  # the finding as it stands now; "" when it no longer stands (or was cleared)
+    text: dict[str, Any] = field(default_factory=dict)  # the message to translate (catalog.domain.messages)
 
 
 @dataclass(frozen=True)
@@ -192,22 +193,22 @@ def signoff_preview(system: str) -> SignoffPreview | None:
 def _finding_refs(revision: CatalogRevision) -> tuple[list[FindingRef], list[FindingRef]]:
     """The findings this import added and cleared, with the added ones' message as it stands now (one query)."""
     added = [(rule, declared_id) for rule, declared_id in revision.findings_added]
-    messages: dict[tuple[str, str | None], str] = {}
+    messages: dict[tuple[str, str | None], tuple[str, dict[str, Any]]] = {}
     if added:
         now = Finding.objects.filter(
             Q(tool__declared_id__in={d for _, d in added if d}) | Q(tool__isnull=True),
             system=revision.system,
             rule__in={rule for rule, _ in added},
-        ).values_list("rule", "tool__declared_id", "message")
-        messages = {(rule, declared_id): message for rule, declared_id, message in now}
+        ).values_list("rule", "tool__declared_id", "message", "text")
+        messages = {(rule, declared_id): (message, text) for rule, declared_id, message, text in now}
 
-    def ref(rule: str, declared_id: str | None, message: str = "") -> FindingRef:
+    def ref(rule: str, declared_id: str | None, message: tuple[str, dict[str, Any]] = ("", {})) -> FindingRef:
         known = RULES.get(rule)
         severity, title = (known.severity.value, known.title) if known else ("warning", rule)
-        return FindingRef(rule, declared_id, severity, title, message)
+        return FindingRef(rule, declared_id, severity, title, *message)
 
     cleared = [ref(rule, declared_id) for rule, declared_id in revision.findings_cleared]
-    return [ref(rule, d, messages.get((rule, d), "")) for rule, d in added], cleared
+    return [ref(rule, d, messages.get((rule, d), ("", {}))) for rule, d in added], cleared
 
 
 def revision_detail(system: str, number: int) -> RevisionPage:

@@ -105,6 +105,7 @@ def findings_store(
                 severity=f.severity,
                 message=f.message,
                 details=f.details,
+                text=f.text,
                 revision=revision,
             )
             for f in found

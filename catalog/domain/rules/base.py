@@ -15,6 +15,7 @@ from typing import Any
 from catalog.domain.descriptor import Descriptor
 from catalog.domain.floors import Floor
 from catalog.domain.manifest import Agent, ForcedFloor, Profile
+from catalog.domain.messages import Message
 
 
 class Severity(StrEnum):
@@ -53,8 +54,10 @@ class Finding:
     rule: str
     severity: str
     tool_id: str | None  # None for catalog-wide findings (count-drift)
-    message: str
+    message: str  # in English, as the API answers it
     details: dict[str, Any] = field(default_factory=dict)
+    # The message's template and parameters (catalog.domain.messages), for a page to show it in the reader's language.
+    text: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -104,9 +107,10 @@ def lint(catalog: LintCatalog, *, only: Iterable[str] | None = None) -> list[Fin
     return sorted(findings, key=lambda f: (order[f.severity], f.rule, f.tool_id or ""))
 
 
-def _finding(r: str, tool: Descriptor | None, message: str, **details: Any) -> Finding:
+def _finding(r: str, tool: Descriptor | None, message: Message, **details: Any) -> Finding:
     spec = RULES[r]
-    return Finding(r, spec.severity.value, tool.declared_id if tool else None, message, details)
+    tool_id = tool.declared_id if tool else None
+    return Finding(r, spec.severity.value, tool_id, message.render(), details, message.as_json())
 
 
 def _each(catalog: LintCatalog) -> Iterator[tuple[Descriptor, str | None]]:

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from catalog.domain.floors import floor_for, is_below
 from catalog.domain.keys import canonical_key, llm_name
+from catalog.domain.messages import N_, Message
 from catalog.domain.policy import is_mutating
 from catalog.domain.rules.base import Finding, LintCatalog, Severity, _each, _finding, rule
 
@@ -14,7 +15,7 @@ TIER_BELOW_FLOOR = "hitl-tier-below-floor"
 
 # Not waivable: the gate applies the floor whatever the waiver, so a waiver would only hide that the manifest
 # says something the runtime no longer does (the seed: high is reserved for the highest-stakes writes).
-@rule(TIER_BELOW_FLOOR, Severity.ERROR, "HITL tier below its floor", waivable=False)
+@rule(TIER_BELOW_FLOOR, Severity.ERROR, N_("HITL tier below its floor"), waivable=False)
 def _tier_below_floor(catalog: LintCatalog) -> Iterator[Finding]:
     if not catalog.tier_floors:
         return
@@ -40,9 +41,18 @@ def _tier_below_floor(catalog: LintCatalog) -> Iterator[Finding]:
         yield _finding(
             TIER_BELOW_FLOOR,
             d,
-            f"declares hitlTier {d.hitl_tier!r} but the tier floor {', '.join(raising)} requires at least {floor!r} "
-            f"({by_id[raising[0]].reason.strip() or 'no reason given'}); the approvals gate applies {floor!r}. "
-            f"Declare hitlTier {floor!r}.",
+            Message(
+                N_(
+                    "declares hitlTier %(declared)s but the tier floor %(floors)s requires at least %(floor)s "
+                    "(%(reason)s); the approvals gate applies %(floor)s. Declare hitlTier %(floor)s."
+                ),
+                {
+                    "declared": repr(d.hitl_tier),
+                    "floors": ", ".join(raising),
+                    "floor": repr(floor),
+                    "reason": by_id[raising[0]].reason.strip() or Message(N_("no reason given")),
+                },
+            ),
             declared=d.hitl_tier,
             floor=floor,
             floors=raising,

@@ -25,6 +25,7 @@ from typing import Any
 from catalog.domain.budget import rag_heading
 from catalog.domain.descriptor import Descriptor
 from catalog.domain.keys import llm_name
+from catalog.domain.messages import N_, Message
 from catalog.domain.rules.base import Finding, LintCatalog, Severity, _each, _finding, rule
 from catalog.domain.rules.manipulation_patterns import (
     BASE64,
@@ -382,7 +383,7 @@ def _unique(hits: list[Hit]) -> list[Hit]:
     return out
 
 
-@rule(RULE_ID, Severity.ERROR, "Manipulation in LLM-facing text")
+@rule(RULE_ID, Severity.ERROR, N_("Manipulation in LLM-facing text"))
 def _llm_text_manipulation(catalog: LintCatalog) -> Iterator[Finding]:
     names = catalog_names(t.descriptor for t in catalog.tools)
     for name, label in foreign_text_names(catalog).items():
@@ -392,13 +393,18 @@ def _llm_text_manipulation(catalog: LintCatalog) -> Iterator[Finding]:
         if not hits:
             continue
         shown = "; ".join(f"{h.field}: {h.kind} ({h.signal}) {h.excerpt!r}" for h in hits[:3])
-        more = f"; and {len(hits) - 3} more" if len(hits) > 3 else ""
+        more: Message | str = Message(N_("; and %(n)s more"), {"n": len(hits) - 3}) if len(hits) > 3 else ""
         yield _finding(
             RULE_ID,
             d,
-            f"{len(hits)} sign(s) of manipulation in text the model reads: {shown}{more}. The model takes these "
-            "texts as instructions: remove it, or, if the text is legitimate, a safety officer waives this finding "
-            "with a justification.",
+            Message(
+                N_(
+                    "%(count)s sign(s) of manipulation in text the model reads: %(shown)s%(more)s. The model takes "
+                    "these texts as instructions: remove it, or, if the text is legitimate, a safety officer waives "
+                    "this finding with a justification."
+                ),
+                {"count": len(hits), "shown": shown, "more": more},
+            ),
             hits=[h.as_dict() for h in hits[:MAX_HITS]],
             kinds=sorted({h.kind for h in hits}),
             total=len(hits),

@@ -16,6 +16,7 @@ from typing import Any
 from catalog.domain.descriptor import Descriptor
 from catalog.domain.keys import canonical_key
 from catalog.domain.mcp import client_spellings
+from catalog.domain.messages import N_, Message
 from catalog.domain.policy import is_mutating
 from catalog.domain.rules.base import Finding, LintCatalog, Severity, _each, _finding, rule
 from catalog.domain.rules.mcp_reading import declared_annotations as _declared_annotations
@@ -72,7 +73,7 @@ def write_signs(d: Descriptor) -> list[dict[str, str]]:
     return found
 
 
-@rule("mcp-annotation-contradiction", Severity.ERROR, "MCP tool declared read-only but says it writes")
+@rule("mcp-annotation-contradiction", Severity.ERROR, N_("MCP tool declared read-only but says it writes"))
 def _mcp_annotation_contradiction(catalog: LintCatalog) -> Iterator[Finding]:
     for d, _ in _each(catalog):
         if not is_mcp(d):
@@ -82,19 +83,30 @@ def _mcp_annotation_contradiction(catalog: LintCatalog) -> Iterator[Finding]:
             continue
         first = found[0]
         if first["field"] == "annotations.destructiveHint":
-            what = (
-                "also declares destructiveHint true, which MCP gives meaning only when a tool is not read-only: the "
-                "server contradicts itself"
+            what = Message(
+                N_(
+                    "also declares destructiveHint true, which MCP gives meaning only when a tool is not read-only: "
+                    "the server contradicts itself"
+                )
             )
         else:
-            what = f"its {first['field']} says it writes ({first['verb']!r} in {first['excerpt']!r})"
-        more = f" and {len(found) - 1} more sign(s)" if len(found) > 1 else ""
+            what = Message(
+                N_("its %(field)s says it writes (%(verb)s in %(excerpt)s)"),
+                {"field": first["field"], "verb": repr(first["verb"]), "excerpt": repr(first["excerpt"])},
+            )
+        more: Message | str = Message(N_(" and %(n)s more sign(s)"), {"n": len(found) - 1}) if len(found) > 1 else ""
         yield _finding(
             "mcp-annotation-contradiction",
             d,
-            f"declares readOnlyHint true, but {what}{more}. The console believes the hint: a write marked read-only "
-            "runs with no HITL gate and may be retried. If it writes, have the server declare readOnlyHint false; "
-            "if it only reads, a safety officer waives this finding with that justification.",
+            Message(
+                N_(
+                    "declares readOnlyHint true, but %(what)s%(more)s. The console believes the hint: a write marked "
+                    "read-only runs with no HITL gate and may be retried. If it writes, have the server declare "
+                    "readOnlyHint false; if it only reads, a safety officer waives this finding with that "
+                    "justification."
+                ),
+                {"what": what, "more": more},
+            ),
             signs=found,
         )
 
@@ -138,7 +150,7 @@ def _collisions(
     return list(hits.values())
 
 
-@rule("mcp-shadowing", Severity.ERROR, "MCP tool name collides with another catalog's tool")
+@rule("mcp-shadowing", Severity.ERROR, N_("MCP tool name collides with another catalog's tool"))
 def _mcp_shadowing(catalog: LintCatalog) -> Iterator[Finding]:
     server = mcp_server_of(catalog.system)
     if server is None or not catalog.foreign_names:
@@ -152,14 +164,19 @@ def _mcp_shadowing(catalog: LintCatalog) -> Iterator[Finding]:
         if not found:
             continue
         shown = ", ".join(f"{c['system']} {c['tool']!r}" for c in found[:5])
-        more = f" and {len(found) - 5} more" if len(found) > 5 else ""
+        more: Message | str = Message(N_(" and %(n)s more"), {"n": len(found) - 5}) if len(found) > 5 else ""
         yield _finding(
             "mcp-shadowing",
             d,
-            f"{d.declared_id!r} folds, as MCP clients spell tool names, to the name of {shown}{more}. A client "
-            "connected to both exposes tools the model cannot tell apart, and a call meant for one may reach the "
-            "other (tool shadowing). Do not give one agent both, or, where the client prefixes every tool with "
-            "its server, a safety officer waives this finding with that justification.",
+            Message(
+                N_(
+                    "%(tool)s folds, as MCP clients spell tool names, to the name of %(shown)s%(more)s. A client "
+                    "connected to both exposes tools the model cannot tell apart, and a call meant for one may reach "
+                    "the other (tool shadowing). Do not give one agent both, or, where the client prefixes every tool "
+                    "with its server, a safety officer waives this finding with that justification."
+                ),
+                {"tool": repr(d.declared_id), "shown": shown, "more": more},
+            ),
             collisions=found,
         )
 
@@ -167,19 +184,24 @@ def _mcp_shadowing(catalog: LintCatalog) -> Iterator[Finding]:
 # --- mcp-description-missing --------------------------------------------------------------------------------------
 
 
-def _description_problem(d: Descriptor) -> str | None:
+def _description_problem(d: Descriptor) -> Message | None:
     words = _WORDS.findall((d.rag_description or "").lower())
     if not words:
-        return "has no description"
+        return Message(N_("has no description"))
     if len(words) < DESCRIPTION_MIN_WORDS:
-        return f"has a description of {len(words)} word(s) ({d.rag_description.strip()!r})"
+        return Message(
+            N_("has a description of %(n)s word(s) (%(text)s)"),
+            {"n": len(words), "text": repr(d.rag_description.strip())},
+        )
     name_words = {w.rstrip("s") for w in canonical_key(d.declared_id).split(".")}
     if all(w.rstrip("s") in name_words for w in words):
-        return f"has a description that only repeats its name ({d.rag_description.strip()!r})"
+        return Message(
+            N_("has a description that only repeats its name (%(text)s)"), {"text": repr(d.rag_description.strip())}
+        )
     return None
 
 
-@rule("mcp-description-missing", Severity.WARNING, "MCP tool without a description worth the name")
+@rule("mcp-description-missing", Severity.WARNING, N_("MCP tool without a description worth the name"))
 def _mcp_description_missing(catalog: LintCatalog) -> Iterator[Finding]:
     for d, _ in _each(catalog):
         if not is_mcp(d):
@@ -189,9 +211,14 @@ def _mcp_description_missing(catalog: LintCatalog) -> Iterator[Finding]:
             yield _finding(
                 "mcp-description-missing",
                 d,
-                f"{problem}: the model chooses an MCP tool by its name and description alone, and tool-RAG "
-                f"retrieves it by the description. Have the server describe what it does, to what, and what it "
-                f"returns (at least {DESCRIPTION_MIN_WORDS} words).",
+                Message(
+                    N_(
+                        "%(problem)s: the model chooses an MCP tool by its name and description alone, and tool-RAG "
+                        "retrieves it by the description. Have the server describe what it does, to what, and what "
+                        "it returns (at least %(min)s words)."
+                    ),
+                    {"problem": problem, "min": DESCRIPTION_MIN_WORDS},
+                ),
                 words=len(_WORDS.findall(d.rag_description or "")),
             )
 
@@ -245,19 +272,32 @@ def _writes(d: Descriptor) -> bool:
     return "readOnlyHint" in _declared_annotations(d) or bool(write_signs(d))
 
 
+# How a loose schema's path is wrong: kept in English in the finding's details (the API), translated in its message.
+_NO_TYPE = N_("no type")
+_NOT_OBJECT = N_("is %(type)s, not 'object'")
+_OPEN_ON_WRITE = N_("not false on a mutating tool: any argument passes")
+
+
+def _loose_message(problem: dict[str, str]) -> Message:
+    text = problem["problem"]
+    if text in (_NO_TYPE, _OPEN_ON_WRITE):
+        what = Message(text)
+    else:  # _NOT_OBJECT, filled in: its type is what stands between "is " and the fixed tail
+        what = Message(_NOT_OBJECT, {"type": text[len("is ") : -len(", not 'object'")]})
+    return Message("%(path)s %(problem)s", {"path": problem["path"], "problem": what})
+
+
 def _loose(d: Descriptor) -> list[dict[str, str]]:
     schema = d.input_schema if isinstance(d.input_schema, dict) else {}
-    problems = [{"path": p, "problem": "no type"} for p in _untyped(schema)]  # on any tool: the model guesses
+    problems = [{"path": p, "problem": _NO_TYPE} for p in _untyped(schema)]  # on any tool: the model guesses
     if schema.get("type") != "object":
-        problems.insert(0, {"path": "inputSchema.type", "problem": f"is {schema.get('type')!r}, not 'object'"})
+        problems.insert(0, {"path": "inputSchema.type", "problem": _NOT_OBJECT % {"type": repr(schema.get("type"))}})
     elif _writes(d) and schema.get("additionalProperties") is not False:
-        problems.append(
-            {"path": "inputSchema.additionalProperties", "problem": "not false on a mutating tool: any argument passes"}
-        )
+        problems.append({"path": "inputSchema.additionalProperties", "problem": _OPEN_ON_WRITE})
     return problems
 
 
-@rule("mcp-schema-loose", Severity.WARNING, "MCP input schema leaves arguments open")
+@rule("mcp-schema-loose", Severity.WARNING, N_("MCP input schema leaves arguments open"))
 def _mcp_schema_loose(catalog: LintCatalog) -> Iterator[Finding]:
     for d, _ in _each(catalog):
         if not is_mcp(d):
@@ -265,16 +305,25 @@ def _mcp_schema_loose(catalog: LintCatalog) -> Iterator[Finding]:
         problems = _loose(d)
         if not problems:
             continue
-        shown = "; ".join(f"{p['path']} {p['problem']}" for p in problems[:3])
-        more = f"; and {len(problems) - 3} more" if len(problems) > 3 else ""
+        shown = {f"p{i}": _loose_message(p) for i, p in enumerate(problems[:3])}
+        more: Message | str = Message(N_("; and %(n)s more"), {"n": len(problems) - 3}) if len(problems) > 3 else ""
         unannotated = "readOnlyHint" not in _declared_annotations(d)
-        why = " (it declares no readOnlyHint and its name or description says it writes)" if unannotated else ""
+        why: Message | str = (
+            Message(N_(" (it declares no readOnlyHint and its name or description says it writes)"))
+            if unannotated
+            else ""
+        )
         yield _finding(
             "mcp-schema-loose",
             d,
-            f"input schema is loose{why}: {shown}{more}. The model may then send arguments the tool never checks, "
-            "and approvals show them unvalidated. Have the server type every property and, on a tool that writes, "
-            "set additionalProperties: false.",
+            Message(
+                N_(
+                    "input schema is loose%(why)s: %(shown)s%(more)s. The model may then send arguments the tool "
+                    "never checks, and approvals show them unvalidated. Have the server type every property and, on "
+                    "a tool that writes, set additionalProperties: false."
+                ),
+                {"why": why, "shown": Message("; ".join(f"%({k})s" for k in shown), shown), "more": more},
+            ),
             paths=problems[:PATHS_SHOWN],
             total=len(problems),
         )

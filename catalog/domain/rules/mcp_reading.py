@@ -10,6 +10,7 @@ from typing import Any
 
 from catalog.domain.descriptor import Descriptor
 from catalog.domain.mcp import client_spellings, effective_hints
+from catalog.domain.messages import N_, Message
 from catalog.domain.rules.base import LintCatalog
 from catalog.domain.vocabulary import mcp_server_of
 
@@ -19,22 +20,30 @@ def declared_annotations(d: Descriptor) -> dict[str, Any]:
     return dict((d.mcp or {}).get("annotations") or {})
 
 
-def mutation_reason(d: Descriptor) -> tuple[str, dict[str, Any]]:
+def mutation_reason(d: Descriptor) -> tuple[Message, dict[str, Any]]:
     """Why an MCP tool counts as mutating and what to do, for `mutate-without-hitl`'s message; its details."""
     declared = declared_annotations(d)
     destructive = effective_hints(declared)["destructiveHint"]
-    said = "declared" if isinstance(declared.get("destructiveHint"), bool) else "by MCP's default"
+    declared_destructive = isinstance(declared.get("destructiveHint"), bool)
     if isinstance(declared.get("readOnlyHint"), bool):
-        how = f"{'' if destructive else 'not '}destructive, {said}"
-        why = f"readOnlyHint is false: the server declares it writes ({how})"
+        how = {
+            (True, True): N_("destructive, declared"),
+            (True, False): N_("destructive, by MCP's default"),
+            (False, True): N_("not destructive, declared"),
+            (False, False): N_("not destructive, by MCP's default"),
+        }[(bool(destructive), declared_destructive)]
+        why = Message(N_("readOnlyHint is false: the server declares it writes (%(how)s)"), {"how": Message(how)})
     elif destructive:
-        why = "no readOnlyHint: MCP's default reads an unannotated tool as a destructive write"
+        why = Message(N_("no readOnlyHint: MCP's default reads an unannotated tool as a destructive write"))
     else:
-        why = "no readOnlyHint: MCP's default reads it as a write (declared not destructive)"
-    message = (
-        f"{why}; no HITL tier is set: an ungated mutation. Set hitlTier 'high' (always suspends) or 'low' for it in "
-        f"the server's governance overlay (governance.tools: match {d.declared_id!r}), or, if it only reads, have "
-        "the server declare readOnlyHint: true."
+        why = Message(N_("no readOnlyHint: MCP's default reads it as a write (declared not destructive)"))
+    message = Message(
+        N_(
+            "%(why)s; no HITL tier is set: an ungated mutation. Set hitlTier 'high' (always suspends) or 'low' for "
+            "it in the server's governance overlay (governance.tools: match %(tool)s), or, if it only reads, have "
+            "the server declare readOnlyHint: true."
+        ),
+        {"why": why, "tool": repr(d.declared_id)},
     )
     return message, {"destructive": destructive, "read_only_hint": declared.get("readOnlyHint")}
 

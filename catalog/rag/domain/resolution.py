@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from catalog.domain.keys import canonical_key
+from catalog.domain.messages import N_, Message
 from catalog.domain.snapshot import Candidate, candidate_set_id, order_candidates, shed_to_budget
 from catalog.domain.vocabulary import Plane
 from catalog.rag.domain.hybrid import LEXICAL, PHRASE, WHOLE, RankingConfig
@@ -120,53 +121,80 @@ def assemble_snapshot(index: SystemIndex, request: Request) -> Snapshot:
 
 
 _CANNOT_RETRIEVE = {
-    MISSING: "it has no vector yet (the worker has not embedded it)",
-    STALE: "its vector is stale (its text changed since it was embedded)",
-    NO_TEXT: "it has no ragDescription or ragKeywords to embed",
+    MISSING: N_("it has no vector yet (the worker has not embedded it)"),
+    STALE: N_("its vector is stale (its text changed since it was embedded)"),
+    NO_TEXT: N_("it has no ragDescription or ragKeywords to embed"),
 }
 
 
 def why_not(snapshot: Snapshot, expected: str) -> str:
-    """Which filter kept `expected` out of the snapshot (or where it is in it), in one sentence."""
+    """Which filter kept `expected` out of the snapshot (or where it is in it), in one English sentence (the API's
+    `whyNot`); `why_not_message` is the same sentence for a page to translate."""
+    return why_not_message(snapshot, expected).render()
+
+
+def why_not_message(snapshot: Snapshot, expected: str) -> Message:
+    """`why_not` as a message (catalog.domain.messages)."""
     key = canonical_key(expected)
     if key in snapshot.tool_ids:
-        position = snapshot.tool_ids.index(key) + 1
-        reasons = ", ".join(snapshot.activation_reasons[key])
         hit = snapshot.ranks.get(key) if snapshot.ranks is not None else None
-        signals = f"; {signal_summary(hit)}" if hit is not None else ""
-        return f"{expected} is in the set at position {position} ({reasons}{signals})."
+        return Message(
+            N_("%(tool)s is in the set at position %(position)s (%(reasons)s%(signals)s)."),
+            {
+                "tool": expected,
+                "position": snapshot.tool_ids.index(key) + 1,
+                "reasons": ", ".join(snapshot.activation_reasons[key]),
+                "signals": Message("; %(s)s", {"s": signal_summary_message(hit)}) if hit is not None else "",
+            },
+        )
     if any(c.key == key for c in snapshot.shed):
-        return f"{expected} was retrieved but shed by the byte budget ({snapshot.byte_budget} bytes) from the tail."
+        return Message(
+            N_("%(tool)s was retrieved but shed by the byte budget (%(budget)s bytes) from the tail."),
+            {"tool": expected, "budget": snapshot.byte_budget},
+        )
     tool = snapshot.index.by_key.get(key) if snapshot.index else None
     if tool is None:
-        return f"{expected} is not a live {snapshot.system} tool (unknown id, or retired)."
+        return Message(
+            N_("%(tool)s is not a live %(system)s tool (unknown id, or retired)."),
+            {"tool": expected, "system": snapshot.system},
+        )
     if tool.plane != Plane.BUSINESS.value:
-        return f"{tool.declared_id} is on the {tool.plane} plane: only business tools are candidates."
+        return Message(
+            N_("%(tool)s is on the %(plane)s plane: only business tools are candidates."),
+            {"tool": tool.declared_id, "plane": tool.plane},
+        )
     hit = snapshot.ranks.get(key) if snapshot.ranks is not None else None
     if hit is None:
         return _not_ranked(snapshot, tool)
+    params = {"tool": tool.declared_id, "rank": hit.rank, "signals": signal_summary_message(hit)}
     if hit.rank > snapshot.top_k:
-        return (
-            f"{tool.declared_id} ranked {hit.rank}, below the top {snapshot.top_k} ({signal_summary(hit)}): "
-            f"{advice(hit, _missing(snapshot, tool))}"
+        return Message(
+            N_("%(tool)s ranked %(rank)s, below the top %(top_k)s (%(signals)s): %(advice)s"),
+            {**params, "top_k": snapshot.top_k, "advice": advice_message(hit, _missing(snapshot, tool))},
         )
-    return (
-        f"{tool.declared_id} ranked {hit.rank} but its best cosine {hit.relevance:.3f} is below the minimum "
-        f"{snapshot.min_score:.2f} ({signal_summary(hit)})."
+    return Message(
+        N_("%(tool)s ranked %(rank)s but its best cosine %(cosine)s is below the minimum %(min)s (%(signals)s)."),
+        {**params, "cosine": f"{hit.relevance:.3f}", "min": f"{snapshot.min_score:.2f}"},
     )
 
 
-SIGNAL_LABELS = {WHOLE: "whole text", PHRASE: "best phrase", LEXICAL: "shared words"}
+SIGNAL_LABELS = {WHOLE: N_("whole text"), PHRASE: N_("best phrase"), LEXICAL: N_("shared words")}
 
 
 def signal_summary(hit: Hit) -> str:
     """Each signal's score and rank, e.g. `whole text 0.412 #12, best phrase 0.530 #3, shared words 0.000 #40`."""
-    parts = []
+    return signal_summary_message(hit).render()
+
+
+def signal_summary_message(hit: Hit) -> Message:
+    parts: dict[str, Message] = {}
     for name, label in SIGNAL_LABELS.items():
         signal = hit.signals[name]
-        score = "none" if signal.score is None else f"{signal.score:.3f}"
-        parts.append(f"{label} {score} #{signal.rank}")
-    return ", ".join(parts)
+        score: Message | str = Message(N_("none")) if signal.score is None else f"{signal.score:.3f}"
+        parts[name] = Message(
+            "%(label)s %(score)s #%(rank)s", {"label": Message(label), "score": score, "rank": signal.rank}
+        )
+    return Message(", ".join(f"%({n})s" for n in parts), parts)
 
 
 # A signal that ranks the tool this far down is the one to work on.
@@ -176,13 +204,22 @@ _WEAK_RANK = 10
 def advice(hit: Hit, missing: list[str] | None = None) -> str:
     """What a catalog author can add, by which signal ranks the tool lowest; `missing`: the prompt's words the
     tool's text lacks."""
+    return advice_message(hit, missing).render()
+
+
+def advice_message(hit: Hit, missing: list[str] | None = None) -> Message:
     lexical, phrase = hit.signals[LEXICAL], hit.signals[PHRASE]
     if lexical.rank > _WEAK_RANK and (lexical.score or 0) < 0.05:
         words = f" ({', '.join(missing)})" if missing else ""
-        return f"the prompt shares no words with it: add the prompt's own words{words} to its ragKeywords."
+        return Message(
+            N_("the prompt shares no words with it: add the prompt's own words%(words)s to its ragKeywords."),
+            {"words": words},
+        )
     if phrase.rank > _WEAK_RANK:
-        return "no keyword or sentence of it means what the prompt asks: add a keyword phrased like the prompt."
-    return "other tools match better on every signal: sharpen its USE WHEN and DO NOT USE WHEN lines."
+        return Message(
+            N_("no keyword or sentence of it means what the prompt asks: add a keyword phrased like the prompt.")
+        )
+    return Message(N_("other tools match better on every signal: sharpen its USE WHEN and DO NOT USE WHEN lines."))
 
 
 def _missing(snapshot: Snapshot, tool: IndexedTool) -> list[str]:
@@ -191,9 +228,14 @@ def _missing(snapshot: Snapshot, tool: IndexedTool) -> list[str]:
     return words_missing(snapshot.prompt, snapshot.index.lexical, tool.row)
 
 
-def _not_ranked(snapshot: Snapshot, tool: IndexedTool) -> str:
+def _not_ranked(snapshot: Snapshot, tool: IndexedTool) -> Message:
     """A business tool with no rank under this prompt: it has no current vector, or the profile excludes it."""
     detail = _CANNOT_RETRIEVE.get(tool.vector_state)
     if detail is not None:
-        return f"{tool.declared_id} cannot be retrieved: {detail}."
-    return f"{tool.declared_id} is not plan-eligible under the profile {snapshot.profile} ({tool.availability})."
+        return Message(
+            N_("%(tool)s cannot be retrieved: %(detail)s."), {"tool": tool.declared_id, "detail": Message(detail)}
+        )
+    return Message(
+        N_("%(tool)s is not plan-eligible under the profile %(profile)s (%(availability)s)."),
+        {"tool": tool.declared_id, "profile": snapshot.profile, "availability": tool.availability},
+    )

@@ -13,7 +13,7 @@ from catalog.domain.keys import canonical_key
 from catalog.models import CatalogState, RetrievalEvaluation
 from catalog.rag.domain.cases import Case, load_cases
 from catalog.rag.domain.evaluation import FIGURE_SIGNALS, RankedCase, SplitCase, evaluate, split_figures
-from catalog.rag.domain.resolution import Snapshot, why_not
+from catalog.rag.domain.resolution import Snapshot, why_not_message
 from catalog.rag.embedders import Embedder, get_embedder
 from catalog.rag.selectors.resolution import SnapshotRefused, snapshot_resolve
 
@@ -111,6 +111,7 @@ def _score_case(outcome: _Outcome, case: Case, snapshot: Snapshot) -> None:
     if {canonical_key(x) for x in case.expected} <= set(snapshot.tool_ids):
         outcome.reached += 1
         return
+    why = [why_not_message(snapshot, x) for x in case.expected if canonical_key(x) not in snapshot.tool_ids]
     outcome.failures.append(
         {
             "case": case.id,
@@ -119,7 +120,9 @@ def _score_case(outcome: _Outcome, case: Case, snapshot: Snapshot) -> None:
             "split": case.split,
             "expected": case.expected,
             "top": [h.tool.declared_id for h in snapshot.ranking[:3]],
-            "why": [why_not(snapshot, x) for x in case.expected if canonical_key(x) not in snapshot.tool_ids],
+            "why": [m.render() for m in why],
+            # The same sentences kept for the quality page to show in the reader's language (catalog.domain.messages).
+            "why_text": [m.as_json() for m in why],
         }
     )
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 
+from catalog.domain.messages import N_, Message
 from catalog.usage.domain.spans import Execution
 
 HIGH, LOW = "high", "low"
@@ -48,6 +49,11 @@ class ToolRef:
 def stamp_mismatch(stamped: dict[str, str], served: Served) -> list[str]:
     """Each stamped attribute that disagrees with what is in effect, as `condor.x stamped 'a', in effect 'b'`. Only
     what the runtime stamped is compared: an attribute it did not send says nothing."""
+    return [m.render() for m in stamp_mismatch_messages(stamped, served)]
+
+
+def stamp_mismatch_messages(stamped: dict[str, str], served: Served) -> list[Message]:
+    """`stamp_mismatch` as messages to translate (catalog.domain.messages)."""
     expected = {"policy_class": served.policy_class, "hitl_tier": served.hitl_tier, "retry_class": served.retry_class}
     problems = []
     for name, value in sorted(stamped.items()):
@@ -56,7 +62,12 @@ def stamp_mismatch(stamped: dict[str, str], served: Served) -> list[str]:
         if name == "hitl_tier" and got in NO_TIER:
             got = None
         if got != want:
-            problems.append(f"condor.{name} stamped {value!r}, in effect {want or 'none'!r}")
+            problems.append(
+                Message(
+                    N_("condor.%(name)s stamped %(value)s, in effect %(want)s"),
+                    {"name": name, "value": repr(value), "want": repr(want or "none")},
+                )
+            )
     return problems
 
 
@@ -66,35 +77,47 @@ def approval_needed(served: Served, *, clinical: bool) -> str | None:
     if not clinical or not served.mutating:
         return None
     if served.hitl_tier == HIGH:
-        return "tier high"
+        return N_("tier high")
     if served.hitl_tier != LOW:
-        return "a mutation without a HITL tier"
+        return N_("a mutation without a HITL tier")
     return None
 
 
-def retried_write_message(tool: ToolRef, tool_call_id: str, executions: int) -> str | None:
+def retried_write_message(tool: ToolRef, tool_call_id: str, executions: int) -> Message | None:
     if executions < 2 or not tool.ever_mutating:
         return None
-    return (
-        f"{tool.declared_id} mutates and ran {executions} times for tool call {tool_call_id!r}: a retried write "
-        "lands twice (a duplicate prescription or bill). Its retry class must keep the runtime from retrying it; "
-        "check what was written"
+    return Message(
+        N_(
+            "%(tool)s mutates and ran %(n)s times for tool call %(call)s: a retried write lands twice (a duplicate "
+            "prescription or bill). Its retry class must keep the runtime from retrying it; check what was written"
+        ),
+        {"tool": tool.declared_id, "n": executions, "call": repr(tool_call_id)},
     )
 
 
 def candidate_set_problem(tool: ToolRef, execution: Execution, served_keys: Collection[str] | None) -> str | None:
     """A business tool that ran outside the candidate set its run was resolved with. `served_keys`: that set's tool
     keys, or None when the console does not know the set (never served, or pruned): then it cannot vouch for it."""
+    problem = candidate_set_message(tool, execution, served_keys)
+    return None if problem is None else problem.render()
+
+
+def candidate_set_message(tool: ToolRef, execution: Execution, served_keys: Collection[str] | None) -> Message | None:
+    """`candidate_set_problem` as a message to translate."""
     if not execution.candidate_set_id or tool.plane != "business":
         return None
+    params = {"tool": tool.declared_id, "set": execution.candidate_set_id}
     if served_keys is None:
-        return (
-            f"{tool.declared_id} ran for candidate set {execution.candidate_set_id}, which the console never served "
-            "(or no longer keeps): nothing shows the tool was offered"
+        return Message(
+            N_(
+                "%(tool)s ran for candidate set %(set)s, which the console never served (or no longer keeps): nothing "
+                "shows the tool was offered"
+            ),
+            params,
         )
     if tool.canonical_key in served_keys:
         return None
-    return (
-        f"{tool.declared_id} ran but was not in candidate set {execution.candidate_set_id} "
-        f"({len(served_keys)} tools) that its run was resolved with"
+    return Message(
+        N_("%(tool)s ran but was not in candidate set %(set)s (%(n)s tools) that its run was resolved with"),
+        {**params, "n": len(served_keys)},
     )

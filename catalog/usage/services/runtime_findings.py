@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from catalog.core.evidence import spent_approvals
+from catalog.domain.messages import N_, Message
 from catalog.domain.rules import RULES
 from catalog.domain.rules.runtime import OUTSIDE_CANDIDATE_SET, RETRIED_WRITE, STAMP_MISMATCH, UNAPPROVED_EXECUTION
 from catalog.models import CandidateSet, CatalogState, Finding, MutatingCall, Tool
@@ -18,9 +19,9 @@ from catalog.usage.catalog_index import UsageIndex
 from catalog.usage.domain.safety import (
     ToolRef,
     approval_needed,
-    candidate_set_problem,
+    candidate_set_message,
     retried_write_message,
-    stamp_mismatch,
+    stamp_mismatch_messages,
 )
 from catalog.usage.domain.spans import Execution
 from catalog.usage.services.upsert import upsert
@@ -31,7 +32,7 @@ TRACES_MAX = 5
 
 @dataclass(frozen=True)
 class _Evidence:
-    message: str
+    message: Message  # kept in English in the finding's details (the API), translated on pages
     at: datetime
     tool_call_id: str
     trace_id: str
@@ -39,7 +40,7 @@ class _Evidence:
 
     def as_json(self) -> dict[str, Any]:
         return {
-            "message": self.message,
+            "message": self.message.render(),
             "at": self.at.isoformat(),
             "toolCallId": self.tool_call_id,
             "traceId": self.trace_id,
@@ -47,7 +48,7 @@ class _Evidence:
         }
 
 
-def _evidence(e: Execution, message: str) -> _Evidence:
+def _evidence(e: Execution, message: Message) -> _Evidence:
     return _Evidence(message, e.started_at, e.tool_call_id, e.trace_id, e.profile)
 
 
@@ -63,16 +64,13 @@ def record_runtime_findings(known: list[tuple[Execution, ToolRef]], *, index: Us
     for e, ref in known:
         clinical = index.is_clinical(e.profile)
         served = ref.served(clinical)
-        mismatch = stamp_mismatch(e.stamped, served)
+        mismatch = stamp_mismatch_messages(e.stamped, served)
         if mismatch:
-            where = f"under profile {e.profile!r}" if e.profile else "under no named profile (judged as clinical)"
-            found[(ref.pk, STAMP_MISMATCH)].append(
-                _evidence(e, f"{ref.declared_id} ran {where} with " + "; ".join(mismatch))
-            )
+            found[(ref.pk, STAMP_MISMATCH)].append(_evidence(e, _stamp_message(ref, e, mismatch)))
         why = approval_needed(served, clinical=clinical)
         if why:
             needing.append((e, ref, why))
-        outside = candidate_set_problem(ref, e, sets.get(e.candidate_set_id))
+        outside = candidate_set_message(ref, e, sets.get(e.candidate_set_id))
         if outside:
             found[(ref.pk, OUTSIDE_CANDIDATE_SET)].append(_evidence(e, outside))
     for e, ref, message in _unapproved(needing):
@@ -80,6 +78,19 @@ def record_runtime_findings(known: list[tuple[Execution, ToolRef]], *, index: Us
     if found:
         _store(found, {ref.pk: ref for _, ref in known}, now)
     return len(found)
+
+
+def _stamp_message(ref: ToolRef, e: Execution, mismatch: list[Message]) -> Message:
+    where = (
+        Message(N_("under profile %(profile)s"), {"profile": repr(e.profile)})
+        if e.profile
+        else Message(N_("under no named profile (judged as clinical)"))
+    )
+    joined = {f"m{i}": m for i, m in enumerate(mismatch)}
+    return Message(
+        N_("%(tool)s ran %(where)s with %(mismatch)s"),
+        {"tool": ref.declared_id, "where": where, "mismatch": Message("; ".join(f"%({k})s" for k in joined), joined)},
+    )
 
 
 def _retried_writes(
@@ -136,7 +147,27 @@ def _candidate_sets(ids: set[str]) -> dict[str, list[str]]:
     return dict(CandidateSet.objects.filter(set_id__in=ids).values_list("set_id", "tool_keys"))
 
 
-def _unapproved(needing: list[tuple[Execution, ToolRef, str]]) -> list[tuple[Execution, ToolRef, str]]:
+def _unapproved_message(e: Execution, ref: ToolRef, why: str) -> Message:
+    named = (
+        Message(N_("tool call %(call)s"), {"call": repr(e.tool_call_id)})
+        if e.tool_call_id
+        else Message(N_("a call without gen_ai.tool.call.id"))
+    )
+    return Message(
+        N_(
+            "%(tool)s is %(why)s and ran under profile %(profile)s for %(named)s without a consumed approval for "
+            "that call"
+        ),
+        {
+            "tool": ref.declared_id,
+            "why": Message(why),
+            "profile": repr(e.profile or "(none named: judged clinical)"),
+            "named": named,
+        },
+    )
+
+
+def _unapproved(needing: list[tuple[Execution, ToolRef, str]]) -> list[tuple[Execution, ToolRef, Message]]:
     """The executions that needed an approval and have no consumed one, for that tool, naming their tool call
     (gen_ai.tool.call.id) or their request (condor.approval_id)."""
     if not needing:
@@ -151,15 +182,7 @@ def _unapproved(needing: list[tuple[Execution, ToolRef, str]]) -> list[tuple[Exe
     for e, ref, why in needing:
         if (e.tool_call_id, ref.pk) in by_call or (e.approval_id, ref.pk) in by_request:
             continue
-        named = f"tool call {e.tool_call_id!r}" if e.tool_call_id else "a call without gen_ai.tool.call.id"
-        missing.append(
-            (
-                e,
-                ref,
-                f"{ref.declared_id} is {why} and ran under profile {e.profile or '(none named: judged clinical)'!r} "
-                f"for {named} without a consumed approval for that call",
-            )
-        )
+        missing.append((e, ref, _unapproved_message(e, ref, why)))
     return missing
 
 
@@ -203,6 +226,10 @@ def _store(found: dict[tuple[int, str], list[_Evidence]], refs: dict[int, ToolRe
             :EXAMPLES_MAX
         ]
         finding.details = details
-        finding.message = f"{evidence[-1].message} ({details['occurrences']} time(s) since {details['firstSeen'][:10]})"
+        text = Message(
+            N_("%(latest)s (%(n)s time(s) since %(since)s)"),
+            {"latest": evidence[-1].message, "n": details["occurrences"], "since": details["firstSeen"][:10]},
+        )
+        finding.message, finding.text = text.render(), text.as_json()
     Finding.objects.bulk_create(created)
-    Finding.objects.bulk_update(changed, ["details", "message"])
+    Finding.objects.bulk_update(changed, ["details", "message", "text"])

@@ -27,6 +27,7 @@ def test_playground_resolves_in_place_and_explains_a_missing_tool(
     live_server: Any, demo_embedded: None, page: Any, screenshot: Any
 ) -> None:
     sign_in(page, live_server.url, "oncall")
+    page.click("nav details.more summary")  # Tool-RAG sits in the header's "More" menu
     page.click("nav >> text=Tool-RAG")
     assert "431 of 431 tools embedded" in page.inner_text("main")
     page.fill("textarea[name=prompt]", "Blutdruck und Puls für Zimmer 4 eintragen")
