@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 from typing import Any
+from unittest.mock import patch
 
 import pytest
 from django.conf import settings as live_settings
@@ -99,9 +100,13 @@ def test_console_list_pages_keep_their_page_size(demo: Client) -> None:
     assert Tool.objects.count() > 100
     tools = demo.get("/catalog/" + GREEDY).context["tools"]
     assert len(tools.object_list) == tools.paginator.per_page == 50
-    for url, size in [("/findings/", 50), ("/cards/", 40), ("/revisions/", 50), ("/approvals/history/", 50)]:
+    for url, size in [("/cards/", 40), ("/revisions/", 50), ("/approvals/history/", 50)]:
         page = demo.get(url + GREEDY).context["page"]
         assert page.paginator.per_page == size and len(page.object_list) <= size, url
+    # The findings page is grouped by rule: every group counted, at most FINDINGS_LISTED_MAX findings listed.
+    with patch("catalog.selectors.governance.FINDINGS_LISTED_MAX", 10):
+        groups = demo.get("/findings/" + GREEDY).context["groups"]
+    assert sum(g.shown for g in groups) == 10 < sum(g.count for g in groups)
     assert len(demo.get("/catalog/?page=99999999999999999999").context["tools"].object_list) > 0  # the last page
 
 

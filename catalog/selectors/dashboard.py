@@ -10,6 +10,7 @@ from django.db.models import (
     Q,
 )
 
+from catalog.domain.rules import RULES
 from catalog.domain.vocabulary import Plane, ReviewState
 from catalog.models import CatalogProfile, CatalogRevision, CatalogState, Finding, Tool
 from catalog.rag.selectors.vectors import embedding_status
@@ -89,3 +90,56 @@ def dashboard() -> dict[str, Any]:
         "pending_revisions": pending,
         "embeddings": embedding_status(),
     }
+
+
+# The findings chart reaches this many revisions back per system.
+FINDINGS_HISTORY = 10
+
+
+@dataclass(frozen=True)
+class FindingsHistory:
+    """One system's findings per revision, oldest first: (label, all findings, errors) for `bar_chart`."""
+
+    system: str
+    points: list[tuple[str, int, int]]
+
+
+def findings_history(*, revisions: int = FINDINGS_HISTORY) -> list[FindingsHistory]:
+    """Per system, the declaration findings (errors among them) each of its last `revisions` imports left.
+
+    The counts are rebuilt backwards from today's findings with the delta every import keeps
+    (`findings_added` / `findings_cleared`): before an import = after it − what it added + what it cleared. Runtime
+    findings are left out (no import adds or clears them). Three queries, whatever the catalog size."""
+    declaration = [r.id for r in RULES.values() if not r.runtime]
+    now = {
+        (row["system"], row["severity"]): row["n"]
+        for row in Finding.objects.filter(rule__in=declaration)
+        .filter(Q(tool__isnull=True) | Q(tool__retired_in__isnull=True))
+        .values("system", "severity")
+        .annotate(n=Count("pk"))
+    }
+    current = dict(
+        CatalogState.objects.filter(current_revision__isnull=False).values_list("system", "current_revision__number")
+    )
+    if not current:
+        return []
+    window = Q()
+    for system, number in current.items():
+        window |= Q(system=system, number__gt=number - revisions, number__lte=number)
+    history: dict[str, list[tuple[str, int, int]]] = {}
+    carry: dict[str, tuple[int, int]] = {}  # (all, errors) after the revision read next, per system
+    rows = CatalogRevision.objects.filter(window).order_by("system", "-number")
+    for rev in rows.values("system", "number", "findings_added", "findings_cleared"):
+        system = rev["system"]
+        errors_now = now.get((system, "error"), 0)
+        total, errors = carry.get(system, (errors_now + now.get((system, "warning"), 0), errors_now))
+        history.setdefault(system, []).append((f"r{rev['number']}", max(total, 0), max(errors, 0)))
+        added, cleared = _severity_counts(rev["findings_added"]), _severity_counts(rev["findings_cleared"])
+        carry[system] = (total - added[0] + cleared[0], errors - added[1] + cleared[1])
+    return [FindingsHistory(system, list(reversed(points))) for system, points in sorted(history.items())]
+
+
+def _severity_counts(refs: list[list[str | None]]) -> tuple[int, int]:
+    """(all, errors) among [rule, tool] references, each rule's severity from its registration."""
+    severities = [RULES[rule].severity for rule, _tool in refs if rule in RULES and not RULES[rule].runtime]
+    return len(severities), sum(1 for s in severities if s == "error")

@@ -3,8 +3,9 @@ page itself is read by `catalog.selectors.signoff`)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from django.db.models import (
     Count,
@@ -18,6 +19,7 @@ from django.db.models import (
 from django.db.models.functions import Coalesce
 
 from catalog.domain.ownership import UNOWNED
+from catalog.domain.rules import RULES
 from catalog.models import CatalogRevision, Finding, RevisionReview, Waiver
 
 if TYPE_CHECKING:
@@ -118,3 +120,82 @@ def revisions_list(*, system: str | None = None, state: str | None = None) -> Qu
     if state:
         qs = qs.filter(review_state=state)
     return qs
+
+
+# A group shows its message once when every finding says the same, else the first few distinct ones.
+GROUP_MESSAGES_SHOWN = 3
+
+
+@dataclass
+class FindingGroup:
+    """The findings of one (rule, severity), for the findings page: counted, the message once, the tools listed."""
+
+    rule: str
+    severity: str
+    findings: list[Finding] = field(default_factory=list)
+    # The first finding of each distinct message, in order, at most GROUP_MESSAGES_SHOWN (the page shows each in
+    # the reader's language with `finding_text`; the English message is what groups them).
+    messages: list[Finding] = field(default_factory=list)
+    distinct_messages: int = 0
+    waivable_rule: bool = False
+
+    total: int = 0  # in the group, from the count query (the listed findings may be fewer: FINDINGS_LISTED_MAX)
+
+    @property
+    def count(self) -> int:
+        return max(self.total, len(self.findings))
+
+    @property
+    def shown(self) -> int:
+        return len(self.findings)
+
+    @property
+    def waived(self) -> int:
+        return sum(1 for f in self.findings if getattr(f, "waived_until", None) is not None)
+
+    @property
+    def waivable(self) -> list[Finding]:
+        """The findings a bulk waiver may cover: a tool's, of a waivable rule, not waived now."""
+        if not self.waivable_rule:
+            return []
+        return [f for f in self.findings if f.tool_id is not None and getattr(f, "waived_until", None) is None]
+
+    @property
+    def key(self) -> str:
+        return f"{self.severity}-{self.rule}"
+
+
+# The page lists at most this many findings (the groups still count all of them): a 50,000-tool catalog has tens
+# of thousands of `unowned` findings, and a page must cost the same whatever the catalog's size.
+FINDINGS_LISTED_MAX = 500
+
+
+def finding_groups(**filters: Any) -> list[FindingGroup]:
+    """`findings_list(**filters)` grouped per (severity, rule), errors first: every group with its full count (one
+    count query), and the first FINDINGS_LISTED_MAX findings listed (one query), grouped in Python."""
+    groups: dict[tuple[str, str], FindingGroup] = {}
+    seen: dict[tuple[str, str], set[str]] = {}
+    counts = findings_list(**filters).order_by("severity", "rule").values("severity", "rule").annotate(n=Count("id"))
+    for row in counts:
+        spec = RULES.get(row["rule"])
+        key = (row["severity"], row["rule"])
+        groups[key] = FindingGroup(
+            row["rule"], row["severity"], total=row["n"], waivable_rule=bool(spec and spec.waivable)
+        )
+        seen[key] = set()
+    for finding in findings_list(**filters)[:FINDINGS_LISTED_MAX]:
+        key = (finding.severity, finding.rule)
+        group = groups.get(key)
+        if group is None:  # a finding written between the two reads: counted with what is listed
+            spec = RULES.get(finding.rule)
+            group = groups[key] = FindingGroup(
+                finding.rule, finding.severity, waivable_rule=bool(spec and spec.waivable)
+            )
+            seen[key] = set()
+        group.findings.append(finding)
+        if finding.message not in seen[key]:
+            seen[key].add(finding.message)
+            group.distinct_messages += 1
+            if len(group.messages) < GROUP_MESSAGES_SHOWN:
+                group.messages.append(finding)
+    return list(groups.values())

@@ -17,6 +17,7 @@ from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from catalog.core.audit import Actor, audit_record
 from catalog.core.permissions import is_safety_officer
@@ -48,9 +49,11 @@ def _checked_input(reviewer: Any, decision: str, comment: str) -> str:
         raise GovernanceRefused(f"decision must be one of {', '.join(RevisionReview.Decision.values)}")
     comment = (comment or "").strip()
     if not comment:
-        raise GovernanceRefused("comment: say what you checked, or what must change")
+        raise GovernanceRefused(_("say what you checked, or what must change"), field="comment")
     if len(comment) > COMMENT_MAX_CHARS:
-        raise GovernanceRefused(f"comment: {len(comment)} characters; at most {COMMENT_MAX_CHARS}")
+        raise GovernanceRefused(
+            _("%(n)s characters; at most %(max)s") % {"n": len(comment), "max": COMMENT_MAX_CHARS}, field="comment"
+        )
     return comment
 
 

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, time, timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
@@ -22,16 +22,28 @@ if TYPE_CHECKING:
 
 class FindingFilterForm(forms.Form):
     rule = forms.ChoiceField(
-        widget=QuickSelect, required=False, choices=[("", _("all rules"))] + [(r, r) for r in sorted(RULES)]
+        label=_("Rule"),
+        widget=QuickSelect,
+        required=False,
+        choices=[("", _("all rules"))] + [(r, r) for r in sorted(RULES)],
     )
     severity = forms.ChoiceField(
-        widget=QuickSelect, required=False, choices=[("", _("all severities"))] + list(Severity.choices)
+        label=_("Severity"),
+        widget=QuickSelect,
+        required=False,
+        choices=[("", _("all severities")), (Severity.ERROR.value, _("Error")), (Severity.WARNING.value, _("Warning"))],
     )
     system = forms.ChoiceField(
-        widget=QuickSelect, required=False, choices=[("", _("every system"))] + [(s.value, s.value) for s in System]
+        label=_("System"),
+        widget=QuickSelect,
+        required=False,
+        choices=[("", _("every system"))] + [(s.value, s.value) for s in System],
     )
-    owner = forms.CharField(required=False, max_length=100, help_text=_('team id, or "-" for unowned'))
+    owner = forms.CharField(
+        label=_("Owner"), required=False, max_length=100, help_text=_('team id, or "-" for unowned')
+    )
     waived = forms.ChoiceField(
+        label=_("Waived"),
         widget=QuickSelect,
         required=False,
         choices=[("", _("waived or not")), ("yes", _("waived")), ("no", _("not waived"))],
@@ -47,20 +59,75 @@ class FindingFilterForm(forms.Form):
 
 
 class ReviewForm(forms.Form):
-    decision = forms.ChoiceField(choices=RevisionReview.Decision.choices, widget=forms.RadioSelect)
-    comment = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), max_length=4000)
+    decision = forms.ChoiceField(
+        label=_("Decision"),
+        choices=[
+            (RevisionReview.Decision.APPROVE.value, _("Approve")),
+            (RevisionReview.Decision.REQUEST_CHANGES.value, _("Request changes")),
+        ],
+        widget=forms.RadioSelect,
+    )
+    comment = forms.CharField(
+        label=_("Comment"),
+        widget=forms.Textarea(attrs={"rows": 3}),
+        max_length=4000,
+        help_text=_("Say what you checked, or what must change."),
+    )
 
 
-class WaiverForm(forms.Form):
-    rule = forms.ChoiceField(choices=[])
-    justification = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), max_length=4000)
-    expires_on = forms.DateField(widget=forms.DateInput(attrs={"type": "date"}))
+class _WaiverFields(forms.Form):
+    """What every waiver asks for: why, and until when (the service checks the bounds, as for the API)."""
+
+    justification = forms.CharField(label=_("Justification"), widget=forms.Textarea(attrs={"rows": 3}), max_length=4000)
+    expires_on = forms.DateField(label=_("Expires on"), widget=forms.DateInput(attrs={"type": "date"}))
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        today = timezone.localdate()
+        self.fields["expires_on"].initial = (today + timedelta(days=30)).isoformat()
+        self.fields["expires_on"].help_text = _("at most %(days)s days ahead") % {"days": Waiver.MAX_DAYS}
+        self.fields["expires_on"].widget.attrs.update(
+            min=(today + timedelta(days=1)).isoformat(), max=(today + timedelta(days=Waiver.MAX_DAYS)).isoformat()
+        )
+
+    def expires_at(self) -> datetime:
+        # A waiver runs to the end of the chosen day, in the console's time zone.
+        return timezone.make_aware(datetime.combine(self.cleaned_data["expires_on"], time(23, 59, 59)))
+
+
+class WaiverForm(_WaiverFields):
+    rule = forms.ChoiceField(label=_("Rule"), choices=[])
+    field_order = ["rule", "justification", "expires_on"]
 
     def __init__(self, *args: Any, rules: list[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         choice_field(self, "rule").choices = [(r, r) for r in rules]
-        self.fields["expires_on"].initial = (timezone.localdate() + timedelta(days=30)).isoformat()
-        self.fields["expires_on"].help_text = _("at most %(days)s days ahead") % {"days": Waiver.MAX_DAYS}
+
+
+class BulkWaiverForm(_WaiverFields):
+    """One justification and one expiry for the findings ticked on the findings page (at most BULK_WAIVE_MAX)."""
+
+    findings = forms.TypedMultipleChoiceField(
+        label=_("Findings"),
+        coerce=int,
+        choices=[],
+        widget=forms.CheckboxSelectMultiple,
+        error_messages={"required": _("Select at least one finding to waive.")},
+    )
+    field_order = ["justification", "expires_on", "findings"]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # The choices are whatever ids were posted: the service refuses any that cannot be waived, as a whole.
+        posted = self.data.getlist("findings") if hasattr(self.data, "getlist") else []
+        choice_field(self, "findings").choices = [(p, p) for p in posted if str(p).isdigit()]
+
+
+def focus_first_error(form: forms.BaseForm) -> None:
+    """Autofocus the first field with an error, so the person lands on what to fix, not at the top of the page."""
+    first = next((name for name in form.fields if name in form.errors), None)
+    if first is not None:
+        form.fields[first].widget.attrs["autofocus"] = True
 
 
 def choice_field(form: forms.BaseForm, name: str) -> forms.ChoiceField:

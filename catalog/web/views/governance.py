@@ -2,51 +2,116 @@
 
 from __future__ import annotations
 
-from datetime import datetime, time
 from typing import Any
 
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseForbidden
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils import timezone
+from django.urls import reverse
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_POST
 
 from catalog.core.access import page
+from catalog.core.permissions import is_safety_officer
 from catalog.domain.rules import RULES
 from catalog.domain.vocabulary import ReviewState
 from catalog.models import CatalogRevision, RevisionReview, Tool, Waiver
 from catalog.selectors.catalog import catalog_systems
-from catalog.selectors.governance import finding_counts_per_rule, findings_list, revisions_list
+from catalog.selectors.governance import FINDINGS_LISTED_MAX, finding_groups, revisions_list
 from catalog.selectors.signoff import decision_state, revision_detail
-from catalog.services.governance import GovernanceRefused, waiver_grant, waiver_revoke
+from catalog.services.governance import (
+    BULK_WAIVE_MAX,
+    GovernanceRefused,
+    waiver_grant,
+    waiver_revoke,
+    waivers_grant_for_findings,
+)
 from catalog.services.signoff import SignoffResult, revision_review
-from catalog.web.forms import FindingFilterForm, ReviewForm, WaiverForm
+from catalog.web.forms import BulkWaiverForm, FindingFilterForm, ReviewForm, WaiverForm, focus_first_error
+from catalog.web.views.tool import tool_response
 
 PAGE_SIZE = 50
 
 
-@page("findings")
-def findings_page(request: HttpRequest) -> HttpResponse:
+def _finding_filters(form: FindingFilterForm) -> dict[str, Any]:
+    if not (form.is_bound and form.is_valid()):
+        return {}
+    data = form.cleaned_data
+    filters: dict[str, Any] = {k: data[k] or None for k in ("rule", "severity", "system", "owner")}
+    filters["waived"] = form.waived_value()
+    return filters
+
+
+def _findings_response(
+    request: HttpRequest, waive_form: BulkWaiverForm | None = None, status: int = 200
+) -> HttpResponse:
+    """The findings page, one group per (rule, severity). A filter that does not validate shows every finding, its
+    error beside its field (status 400); a refused bulk waiver shows the page as submitted (the ticks and the
+    typed reason kept), its error beside its field."""
     form = FindingFilterForm(request.GET or None, systems=catalog_systems())
-    filters: dict[str, Any] = {}
-    if form.is_bound and form.is_valid():
-        data = form.cleaned_data
-        filters = {k: data[k] or None for k in ("rule", "severity", "system", "owner")}
-        filters["waived"] = form.waived_value()
-    page = Paginator(findings_list(**filters), PAGE_SIZE).get_page(request.GET.get("page"))
-    query = request.GET.copy()
-    query.pop("page", None)
+    filters = _finding_filters(form)
+    if form.is_bound and form.errors:
+        status = 200 if request.htmx else 400  # type: ignore[attr-defined]  # htmx swaps only a 2xx
+        focus_first_error(form)
+    may_waive = is_safety_officer(request.user)
+    if waive_form is None:
+        waive_form = BulkWaiverForm()
+    else:
+        focus_first_error(waive_form)
+    checked = {str(v) for v in request.POST.getlist("findings")}  # the ticks of a refused bulk waiver, kept
+    groups = finding_groups(**filters)
     context = {
         "form": form,
-        "page": page,
-        "query": query.urlencode(),
-        "counts": finding_counts_per_rule(system=filters.get("system")),
-        "rules": RULES,
+        "groups": groups,
+        "total": sum(g.count for g in groups),
+        "query": request.GET.urlencode(),
+        "may_waive": may_waive and any(g.waivable for g in groups),
+        "waive_form": waive_form,
+        "checked": checked,
+        "waive_max": BULK_WAIVE_MAX,
+        "findings_cap": FINDINGS_LISTED_MAX,
     }
     template = "catalog/findings.html#results" if request.htmx else "catalog/findings.html"  # type: ignore[attr-defined]
-    return render(request, template, context)
+    return render(request, template, context, status=status)
+
+
+@page("findings")
+def findings_page(request: HttpRequest) -> HttpResponse:
+    return _findings_response(request)
+
+
+@require_POST
+@page("findings-waive")
+def findings_waive_view(request: HttpRequest) -> HttpResponse:
+    """Waive the ticked findings with one justification and one expiry, all or none."""
+    form = BulkWaiverForm(request.POST)
+    if not form.is_valid():
+        return _findings_response(request, form, status=400)
+    try:
+        waivers = waivers_grant_for_findings(
+            finding_ids=form.cleaned_data["findings"],
+            justification=form.cleaned_data["justification"],
+            expires_at=form.expires_at(),
+            granted_by=request.user,
+        )
+    except GovernanceRefused as exc:
+        if exc.forbidden:
+            return HttpResponseForbidden(exc.reason)
+        form.add_error(_FORM_FIELD.get(exc.field or "", exc.field), exc.reason)
+        return _findings_response(request, form, status=400)
+    messages.success(
+        request,
+        ngettext("%(n)s waiver granted.", "%(n)s waivers granted.", len(waivers)) % {"n": len(waivers)},
+    )
+    # Back to the page as it was filtered (the form posts to this URL with the page's own query string).
+    query = request.GET.urlencode()
+    return redirect(reverse("findings") + (f"?{query}" if query else ""))
+
+
+# The service's name for an input → the form's field (the service speaks of instants, the form of days).
+_FORM_FIELD = {"expires_at": "expires_on"}
 
 
 @page("revisions")
@@ -58,16 +123,20 @@ def revisions_page(request: HttpRequest) -> HttpResponse:
     return render(request, "catalog/revisions.html", {"page": page, "state": state, "states": list(ReviewState)})
 
 
-def _revision_response(request: HttpRequest, system: str, number: int, status: int = 200) -> HttpResponse:
+def _revision_response(
+    request: HttpRequest, system: str, number: int, form: ReviewForm | None = None, status: int = 200
+) -> HttpResponse:
     try:
         data = revision_detail(system, number)
     except CatalogRevision.DoesNotExist as exc:
         raise Http404(f"no revision {number} of {system}") from exc
+    if form is not None:
+        focus_first_error(form)
     context = {
         "page": data,
         "revision": data.revision,
         "decision": decision_state(data, request.user),
-        "form": ReviewForm(),
+        "form": form or ReviewForm(),
     }
     return render(request, "catalog/revision.html", context, status=status)
 
@@ -99,8 +168,7 @@ def revision_review_view(request: HttpRequest, system: str, number: int) -> Http
     revision = get_object_or_404(CatalogRevision, system=system, number=number)
     form = ReviewForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "; ".join(f"{k}: {' '.join(map(str, v))}" for k, v in form.errors.items()))
-        return redirect("revision", system=system, number=number)
+        return _revision_response(request, system, number, form, status=400)
     try:
         result = revision_review(
             revision_id=revision.pk,
@@ -109,12 +177,14 @@ def revision_review_view(request: HttpRequest, system: str, number: int) -> Http
             comment=form.cleaned_data["comment"],
         )
     except GovernanceRefused as exc:
-        messages.error(request, exc.message)
         if exc.forbidden:
             # The page itself, refusal on top: the reviewer sees why and what is still open to them.
+            messages.error(request, exc.reason)
             return _revision_response(request, system, number, status=403)
-    else:
-        messages.success(request, _decided_message(result))
+        # Beside its field, or (a decision the revision's state refuses) on top of the form, the comment kept.
+        form.add_error(exc.field if exc.field in form.fields else None, exc.reason)
+        return _revision_response(request, system, number, form, status=409 if exc.field is None else 400)
+    messages.success(request, _decided_message(result))
     return redirect("revision", system=system, number=number)
 
 
@@ -128,26 +198,26 @@ def _tool(system: str, declared_id: str) -> Tool:
 @page("waiver-grant")
 def waiver_grant_view(request: HttpRequest, system: str, declared_id: str) -> HttpResponse:
     tool = _tool(system, declared_id)
+    # Every rule parses, so a never-waivable one reaches the service and the officer reads why, beside the field.
     form = WaiverForm(request.POST, rules=sorted(RULES))
     if not form.is_valid():
-        messages.error(request, "; ".join(f"{k}: {' '.join(map(str, v))}" for k, v in form.errors.items()))
-        return redirect("tool", system=system, declared_id=declared_id)
-    # A waiver runs to the end of the chosen day, in the console's time zone.
-    expires = timezone.make_aware(datetime.combine(form.cleaned_data["expires_on"], time(23, 59, 59)))
+        return tool_response(request, system, declared_id, form, status=400)
     try:
         waiver_grant(
             tool_id=tool.pk,
             rule=form.cleaned_data["rule"],
             justification=form.cleaned_data["justification"],
-            expires_at=expires,
+            expires_at=form.expires_at(),
             granted_by=request.user,
         )
     except GovernanceRefused as exc:
         if exc.forbidden:
-            return HttpResponseForbidden(exc.message)
-        messages.error(request, exc.message)
-    else:
-        messages.success(request, f"{form.cleaned_data['rule']} waived for {tool.declared_id}")
+            return HttpResponseForbidden(exc.reason)
+        form.add_error(_FORM_FIELD.get(exc.field or "", exc.field), exc.reason)
+        return tool_response(request, system, declared_id, form, status=400)
+    messages.success(
+        request, _("%(rule)s waived for %(tool)s") % {"rule": form.cleaned_data["rule"], "tool": tool.declared_id}
+    )
     return redirect("tool", system=system, declared_id=declared_id)
 
 
@@ -160,5 +230,5 @@ def waiver_revoke_view(request: HttpRequest, pk: int) -> HttpResponse:
     except GovernanceRefused as exc:
         if exc.forbidden:
             return HttpResponseForbidden(exc.message)
-        messages.error(request, exc.message)
+        messages.error(request, exc.reason)
     return redirect("tool", system=waiver.tool.system, declared_id=waiver.tool.declared_id)

@@ -15,11 +15,13 @@ from catalog.selectors.governance import findings_list
 from catalog.selectors.signoff import tool_in_effect
 from catalog.selectors.tool import tool_page
 from catalog.usage.selectors.health import tool_health
-from catalog.web.forms import WaiverForm
+from catalog.web.forms import WaiverForm, choice_field, focus_first_error
 
 
-@page("tool")
-def tool_view(request: HttpRequest, system: str, declared_id: str) -> HttpResponse:
+def tool_response(
+    request: HttpRequest, system: str, declared_id: str, form: WaiverForm | None = None, status: int = 200
+) -> HttpResponse:
+    """The tool page; with a refused waiver `form`, that form as typed, its errors beside their fields."""
     try:
         data = tool_page(system, declared_id)
     except Tool.DoesNotExist as exc:
@@ -27,6 +29,11 @@ def tool_view(request: HttpRequest, system: str, declared_id: str) -> HttpRespon
     findings = list(findings_list(tool_id=data.tool.pk))
     waivable = sorted({f.rule for f in findings if RULES[f.rule].waivable and f.waived_until is None})
     officer = is_safety_officer(request.user)
+    if form is None:
+        form = WaiverForm(rules=waivable)
+    else:  # offer what may be waived now, the typed choice kept when it still is
+        choice_field(form, "rule").choices = [(r, r) for r in waivable]
+        focus_first_error(form)
     return render(
         request,
         "catalog/tool.html",
@@ -38,8 +45,14 @@ def tool_view(request: HttpRequest, system: str, declared_id: str) -> HttpRespon
             "now": timezone.now(),
             "may_waive": officer and bool(waivable),
             "may_revoke": officer,
-            "form": WaiverForm(rules=waivable),
+            "form": form,
             "in_effect": tool_in_effect(data.tool),
             "health": tool_health(data.tool.pk),
         },
+        status=status,
     )
+
+
+@page("tool")
+def tool_view(request: HttpRequest, system: str, declared_id: str) -> HttpResponse:
+    return tool_response(request, system, declared_id)

@@ -30,7 +30,7 @@ def big_catalog(manifests: Any, n: int) -> None:
 
 
 PAGES = {
-    "/": 16,  # 4 of them the runtime card (catalog.usage.selectors.health.dashboard_health)
+    "/": 19,  # 4 of them the runtime card (catalog.usage.selectors.health.dashboard_health), 3 the findings chart
     "/catalog/": 8,
     "/catalog/?system=condor&mutating=yes&hitl=none&sort=-findings&q=medication": 8,
     "/catalog/?profile=clinical-production&owner=meds&page=3": 9,

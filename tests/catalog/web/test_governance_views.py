@@ -6,8 +6,9 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.test import Client
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from catalog.models import CatalogRevision, Finding, Waiver
 from catalog.services.imports import catalog_import
@@ -46,7 +47,7 @@ def test_findings_page_lists_and_filters(
     body = page.content.decode()
     assert "mutate-without-hitl" in body and "stopMedication" in body and "rag-keywords-languages" in body
     filtered = client.get("/findings/", {"rule": "rag-keywords-languages"}).content.decode()
-    assert "listActiveMedications" in filtered and "stopMedication" not in filtered.split("<tbody>")[1]
+    assert "listActiveMedications" in filtered and "stopMedication" not in filtered.split('id="results"')[1]
 
 
 def test_findings_filter_answers_a_partial_to_htmx(make_user: Any, catalog: CatalogRevision) -> None:
@@ -94,11 +95,22 @@ def test_officer_signs_off_a_revision(make_user: Any, catalog: CatalogRevision) 
     assert CatalogRevision.objects.get(pk=catalog.pk).review_state == "approved"
 
 
-def test_review_without_comment_is_refused_and_says_why(make_user: Any, catalog: CatalogRevision) -> None:
+def test_review_without_comment_is_refused_beside_the_field(make_user: Any, catalog: CatalogRevision) -> None:
     officer = signed_in(make_user, "olga", "safety-officer")
-    response = officer.post("/revisions/condor/1/review", {"decision": "approved", "comment": ""}, follow=True)
-    assert "comment: This field is required." in response.content.decode()
+    response = officer.post("/revisions/condor/1/review", {"decision": "approved", "comment": ""})
+    assert response.status_code == 400  # the page itself, not a redirect with a message on top
+    page = response.content.decode()
+    field = field_html(page, "id_comment")
+    assert 'aria-invalid="true"' in field and "autofocus" in field and "id_comment_error" in field
+    assert '<ul class="errorlist" id="id_comment_error"><li>This field is required.</li></ul>' in page
+    assert "comment:" not in page
     assert CatalogRevision.objects.get(pk=catalog.pk).review_state == "pending-review"
+
+
+def field_html(page: str, field_id: str) -> str:
+    """The opening tag of the control with this id."""
+    start = page.index(f'id="{field_id}"')
+    return page[page.rindex("<", 0, start) : page.index(">", start) + 1]
 
 
 def test_unknown_revision_is_a_404(make_user: Any, catalog: CatalogRevision) -> None:
@@ -127,9 +139,14 @@ def test_waiving_an_unwaivable_rule_is_refused_with_a_reason(make_user: Any, cat
     response = officer.post(
         "/tools/condor/stopMedication/waivers",
         {"rule": "mutate-without-hitl", "justification": "please", "expires_on": expires},
-        follow=True,
     )
-    assert "mutate-without-hitl can never be waived" in response.content.decode()
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert (
+        '<ul class="errorlist" id="id_rule_error"><li>mutate-without-hitl can never be waived; '
+        "fix the declaration instead</li></ul>" in page
+    )
+    assert "please</textarea>" in page  # what the officer wrote is still there
     assert Waiver.objects.count() == 0
 
 
@@ -142,3 +159,69 @@ def test_other_roles_see_no_waiver_form_and_are_refused(make_user: Any, catalog:
         {"rule": "policy-class-fallback", "justification": "x", "expires_on": expires},
     )
     assert response.status_code == 403 and Waiver.objects.count() == 0
+
+
+def test_a_refused_waiver_keeps_what_was_typed_and_says_why_beside_the_field(
+    make_user: Any, catalog: CatalogRevision
+) -> None:
+    officer = signed_in(make_user, "olga", "safety-officer")
+    too_far = (timezone.localdate() + timedelta(days=200)).isoformat()
+    data = {"rule": "policy-class-fallback", "justification": "Vendor fix in Q3.", "expires_on": too_far}
+    response = officer.post("/tools/condor/stopMedication/waivers", data)
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert '<ul class="errorlist" id="id_expires_on_error"><li>at most 180 days ahead</li></ul>' in page
+    expires = field_html(page, "id_expires_on")
+    assert f'value="{too_far}"' in expires and "autofocus" in expires and 'aria-invalid="true"' in expires
+    assert "id_expires_on_error" in expires
+    assert "Vendor fix in Q3.</textarea>" in page
+    assert '<option value="policy-class-fallback" selected>' in page
+    assert "expires_at" not in page and Waiver.objects.count() == 0
+
+
+def test_a_refused_waiver_speaks_the_officers_language(make_user: Any, catalog: CatalogRevision) -> None:
+    officer = signed_in(make_user, "olga", "safety-officer")
+    too_far = (timezone.localdate() + timedelta(days=200)).isoformat()
+    response = officer.post(
+        "/tools/condor/stopMedication/waivers",
+        {"rule": "policy-class-fallback", "justification": "", "expires_on": too_far},
+        headers={"Accept-Language": "de"},
+    )
+    translation.activate(settings.LANGUAGE_CODE)  # the request left German active in this thread
+    page = response.content.decode()
+    assert response.status_code == 400 and "Dieses Feld ist zwingend erforderlich." in page
+    assert "Ausnahme" in page and "This field is required." not in page
+
+
+def test_a_refused_sign_off_keeps_the_comment_and_says_why_above_the_buttons(
+    make_user: Any, manifests: Any, catalog: CatalogRevision
+) -> None:
+    tools = [manifests.mutate_tool("prescribeMedication", hitlTier="low")]
+    catalog_import(raw=manifests.encode(manifests.condor(tools, baselineCount=1, forcedFloors=[])), via="test")
+    officer = signed_in(make_user, "olga", "safety-officer")
+    response = officer.post("/revisions/condor/1/review", {"decision": "approved", "comment": "Looked at r1 only."})
+    assert response.status_code == 409
+    page = response.content.decode()
+    assert "condor r2 is newer and also waits for sign-off" in page.split('id="decision-form"')[1]
+    assert "Looked at r1 only.</textarea>" in page
+    assert CatalogRevision.objects.get(pk=catalog.pk).review_state == "pending-review"
+
+
+def test_a_filter_value_that_does_not_validate_is_shown_beside_its_field(
+    make_user: Any, catalog: CatalogRevision
+) -> None:
+    client = signed_in(make_user, "oscar", "on-call")
+    response = client.get("/findings/", {"severity": "fatal"})
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert 'id="id_severity_error"' in page and "fatal is not one of the available choices" in page
+    assert 'aria-invalid="true"' in field_html(page, "id_severity") and "mutate-without-hitl" in page
+
+
+def test_the_tool_page_links_the_owners_on_call_and_channel(
+    make_user: Any, catalog: CatalogRevision, settings: Any
+) -> None:
+    settings.CONDOR_CHAT_URL = "https://chat.example.org/{name}"
+    page = signed_in(make_user, "oscar", "on-call").get("/tools/condor/stopMedication/").content.decode()
+    assert '<a class="contact" href="https://chat.example.org/meds-oncall">@meds-oncall</a>' in page
+    assert '<a class="contact" href="https://chat.example.org/meds">#meds</a>' in page

@@ -19,19 +19,19 @@ def demo_loaded(transactional_db: Any) -> None:
     call_command("load_demo", stdout=io.StringIO())
 
 
-def test_findings_filter_updates_the_table_and_the_url(
+def test_findings_filter_updates_the_groups_and_the_url(
     live_server: Any, demo_loaded: None, page: Any, screenshot: Any
 ) -> None:
-    sign_in(page, live_server.url, "safety")
-    page.click("nav >> text=Findings")
-    assert page.locator("#results tbody tr").count() == 50  # first page
+    sign_in(page, live_server.url, "safety", then="/findings/")
+    assert page.locator("#results section.finding-group").count() > 5  # one per rule
     screenshot("findings")
     page.select_option("select[name=rule]", "uuid-output-instruction")
     page.wait_for_url("**rule=uuid-output-instruction**")
-    rows = page.locator("#results tbody tr")
-    rows.first.wait_for()
-    assert rows.count() == 4
-    assert "listPendingLabOrders" in page.locator("#results").inner_text()
+    page.locator("#results section.finding-group").first.wait_for()
+    page.wait_for_function("document.querySelectorAll('#results section.finding-group').length === 1")
+    group = page.locator("#results section.finding-group")
+    assert "4 findings" in group.inner_text()
+    assert "listPendingLabOrders" in group.inner_text()  # the one group opens by itself
     screenshot("findings-filtered")
 
 
