@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test install messages compilemessages lint bench clean mcp-servers
+.PHONY: run demo-reset test install messages compilemessages lint bench clean mcp-servers browser-assets
 
 $(PY):
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -24,26 +24,34 @@ install: $(STAMP)
 compilemessages: $(STAMP)
 	$(VENV)/bin/pybabel compile --domain django --directory locale --use-fuzzy --statistics
 
-BABEL_KEYWORDS := -k gettext_lazy -k pgettext:1c,2 -k npgettext:1c,2,3 -k ngettext_lazy:1,2
+BABEL_KEYWORDS := -k gettext_lazy -k N_ -k pgettext:1c,2 -k npgettext:1c,2,3 -k ngettext_lazy:1,2
 # Extract the UI strings and update locale/de/LC_MESSAGES/django.po (Babel; no GNU gettext needed).
 messages: $(STAMP)
 	DJANGO_SETTINGS_MODULE=condor_admin.settings $(VENV)/bin/pybabel -q extract -F babel.cfg $(BABEL_KEYWORDS) \
 		--no-location --sort-output --project "Condor Admin" -o locale/django.pot .
 	$(VENV)/bin/pybabel -q update -D django -i locale/django.pot -d locale --no-fuzzy-matching --ignore-obsolete -w 120
 
-# The zero-service demo on SQLite: migrate, load the demo catalogs and users, import the MCP server mcp-server-time,
-# serve on $(HOST):$(PORT).
+# The zero-service demo on SQLite: migrate, load the demo catalogs and users (only into an empty database: a
+# second `make run` keeps every edit made since), import the MCP server mcp-server-time, serve on $(HOST):$(PORT).
 run: compilemessages
 	$(PY) manage.py migrate --no-input
-	$(PY) manage.py load_demo
+	$(PY) manage.py load_demo --if-empty
+	@# A few calls suspended as the runtime would, for the approvers (none added while any is still pending).
+	-$(PY) manage.py demo_requests
 	@# A real MCP server as the third catalog (mcp:time, from the test extra); unchanged on later runs, nothing written.
 	-$(PY) manage.py import_mcp --server time --as catalog-admin -- $(VENV)/bin/mcp-server-time --local-timezone Europe/Berlin
 	@echo ""
 	@echo "Condor Admin on http://$(HOST):$(PORT)/  (admin at /admin/, API docs at /api/v1/docs)"
 	$(PY) manage.py runserver $(HOST):$(PORT)
 
+# Start the demo over: a fresh SQLite database (db.sqlite3, or the SQLite file DATABASE_URL names), then `make run`.
+demo-reset: $(STAMP)
+	@case "$${DATABASE_URL:-sqlite}" in sqlite*) ;; *) echo "demo-reset only resets a SQLite demo database"; exit 2;; esac
+	rm -f "$$($(PY) -c 'from django.conf import settings; import django, os; os.environ.setdefault("DJANGO_SETTINGS_MODULE", "condor_admin.settings"); django.setup(); print(settings.DATABASES["default"]["NAME"])')"
+	$(MAKE) run
+
 # The whole pytest-django suite (PYTEST_ARGS=... selects).
-test: compilemessages mcp-servers
+test: compilemessages mcp-servers browser-assets
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 # ruff, then mypy with django-stubs over the app packages ([tool.mypy] in pyproject.toml).
@@ -62,6 +70,18 @@ $(MCP_STAMP):
 			@modelcontextprotocol/server-everything@$(MCP_EVERYTHING_VERSION) && touch $(MCP_STAMP); \
 	else echo "npm not found: the tests that start @modelcontextprotocol/server-everything will be skipped"; fi
 mcp-servers: $(MCP_STAMP)
+
+# axe-core, the accessibility checker the browser tests inject into every page (tests/integration/browser/
+# test_every_page.py), pinned, into .browser-assets/ (not in git). Without npm those tests are skipped, unless
+# CONDOR_REQUIRE_BROWSER=1, which makes them fail instead.
+AXE_CORE_VERSION := 4.10.3
+AXE_STAMP := .browser-assets/.installed-$(AXE_CORE_VERSION)
+$(AXE_STAMP):
+	@if command -v npm >/dev/null; then \
+		npm install --prefix .browser-assets --save-exact --no-audit --no-fund --loglevel=error \
+			axe-core@$(AXE_CORE_VERSION) && touch $(AXE_STAMP); \
+	else echo "npm not found: the axe-core checks of the browser tests will be skipped"; fi
+browser-assets: $(AXE_STAMP)
 
 # The benchmarks under bench/ and a 1-minute mixed load at 50 req/s (bench/README.md).
 bench: $(STAMP)

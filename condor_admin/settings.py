@@ -95,6 +95,9 @@ TEMPLATES: list[dict[str, Any]] = [
                 "api_tokens": "catalog.web.templatetags.api_tokens",
                 "floors": "catalog.web.templatetags.floors",
                 "charts": "catalog.web.templatetags.charts",
+                "contacts": "catalog.web.templatetags.contacts",
+                "navigation": "catalog.web.templatetags.navigation",
+                "i18n_text": "catalog.web.templatetags.i18n_text",
             },
         },
     },
@@ -335,8 +338,27 @@ APPROVALS_DUPLICATE_WINDOW_MINUTES = int(os.environ.get("APPROVALS_DUPLICATE_WIN
 # Optional Slack-compatible webhook ({"text": ...}) told about every suspension and escalation.
 APPROVALS_WEBHOOK_URL = os.environ.get("APPROVALS_WEBHOOK_URL", "")
 APPROVALS_WEBHOOK_TIMEOUT_SECONDS = 5
-# Links in notifications point here.
-APPROVALS_BASE_URL = os.environ.get("APPROVALS_BASE_URL", "http://127.0.0.1:8000").rstrip("/")
+# Links (the API's request.url, notifications) use APPROVALS_BASE_URL when it is set, always; unset, the host the
+# request came in on (the evaluate call's, for a notification sent later by the worker).
+APPROVALS_BASE_URL = os.environ.get("APPROVALS_BASE_URL", "").rstrip("/")
+# A catalog's policy domain (TUCAN: its category) → the approver domain whose group decides its requests. JSON
+# object in the environment; checked at boot (approvals.checks: a bad value stops every process). A domain not
+# named here stays its own domain (fail closed: its own group, `approver:<domain>`, decides). The default maps the
+# TUCAN catalog's categories onto the clinical approver domains; APPROVALS_DOMAIN_ALIASES='{}' maps nothing.
+APPROVALS_DOMAIN_ALIASES: Any = os.environ.get("APPROVALS_DOMAIN_ALIASES") or {
+    "medications": "medication",
+    "prescriptions": "medication",
+    "appointments": "appointment",
+    "scheduling": "appointment",
+    "invoices": "billing",
+    "insurance": "billing",
+    "documents": "document",
+    "letters": "document",
+    "clinical-notes": "note",
+    "patients": "patient",
+    "labs": "lab",
+    "allergies": "allergy",
+}
 # GET /api/v1/approvals/{id}?wait=N: the longest wait, and how often a waiter re-reads its row.
 APPROVALS_LONG_POLL_MAX_SECONDS = 30
 APPROVALS_LONG_POLL_INTERVAL_SECONDS = 1.0

@@ -20,6 +20,7 @@ urlpatterns = [
     path("teams/<slug:slug>/", teams.team_page, name="team"),
     path("language", language.language_view, name="language"),
     path("findings/", governance.findings_page, name="findings"),
+    path("findings/waive", governance.findings_waive_view, name="findings-waive"),
     path("revisions/", governance.revisions_page, name="revisions"),
     path("revisions/<str:system>/<int:number>/", governance.revision_page, name="revision"),
     path("revisions/<str:system>/<int:number>/review", governance.revision_review_view, name="revision-review"),
@@ -46,3 +47,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", api.urls),
 ]
+
+handler403 = "condor_admin.errors.forbidden"
+handler404 = "condor_admin.errors.not_found"
+handler500 = "condor_admin.errors.server_error"

@@ -27,6 +27,17 @@ def _fast_hasher(settings: Any) -> None:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+@pytest.fixture(autouse=True)
+def _english_between_tests() -> Iterator[None]:
+    """A German request leaves German active in the test thread (the locale middleware activates it); service
+    messages are translated now, so the next test would read German. Each test starts and ends in English."""
+    from django.utils import translation
+
+    translation.activate("en")
+    yield
+    translation.activate("en")
+
+
 def rag(tool: str) -> str:
     return (
         f"USE WHEN: the clinician asks to {tool} for the patient currently open in the chart.\n"

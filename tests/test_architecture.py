@@ -49,6 +49,7 @@ NAMED_LAYERS = {
     "approvals.notify": SERVICES,  # sends the mail and webhook posts of the beat's service
     "approvals.access": BOUNDARY,  # page decorators
     "approvals.display": BOUNDARY,  # how a page shows arguments
+    "approvals.labels": BOUNDARY,  # the words pages show for states and tiers
     "catalog.cards.display": BOUNDARY,  # how the cards pages label states, checks and slots
     "catalog.rag.embedders": CORE,  # the embedder interface and its implementations (infrastructure)
     "catalog.mcp.client": CORE,  # the MCP SDK client that lists a live server's tools (infrastructure)

@@ -7,8 +7,9 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import messages
+from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, HttpResponseForbidden, QueryDict
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -62,6 +63,7 @@ def _panel_context(request: HttpRequest, data: Panel | None) -> dict[str, Any]:
     if data is None:
         return {"p": None}
     t = data.translation
+    own = t is not None and t.updated_by_id is not None and t.updated_by_id == request.user.pk
     return {
         "p": data,
         "panel_findings": shown(data.findings),
@@ -72,7 +74,9 @@ def _panel_context(request: HttpRequest, data: Panel | None) -> dict[str, Any]:
         "slot_label": SLOT_LABELS.get(data.string.slot, data.string.slot),
         "limit": data.string.max_chars or slot_max_chars().get(data.string.slot),
         "may_edit": may_translate(request.user) and data.locale.code != SOURCE_LOCALE and not data.refused,
-        "may_review": may_review(request.user) and t is not None and t.state == "translated",
+        "may_review": may_review(request.user) and t is not None and t.state == "translated" and not own,
+        # Four eyes: a reviewer's own translation is not offered for review; the panel says why instead.
+        "own_translation": may_review(request.user) and t is not None and t.state == "translated" and own,
         "others": [(c, state_label(c.state)) for c in data.others],
         "lang": babel_locale(data.locale.code).replace("_", "-"),
     }
@@ -208,7 +212,7 @@ def save_view(request: HttpRequest) -> HttpResponse:
         )
     except CardsRefused as exc:
         if exc.forbidden:
-            return HttpResponseForbidden(exc.message)
+            raise PermissionDenied(exc.message) from exc  # a page with the reason; for htmx its text (console.js)
         return _after_write(request, data, note="", error=exc.message)
     return _after_write(request, data, note=_("Saved."), error=None)
 
@@ -224,7 +228,7 @@ def review_view(request: HttpRequest) -> HttpResponse:
         translation_review(user=request.user, key=data["key"], locale=data["lang"])
     except CardsRefused as exc:
         if exc.forbidden:
-            return HttpResponseForbidden(exc.message)
+            raise PermissionDenied(exc.message) from exc  # a page with the reason; for htmx its text (console.js)
         return _after_write(request, data, note="", error=exc.message)
     return _after_write(request, data, note=_("Marked reviewed."), error=None)
 

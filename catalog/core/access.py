@@ -8,8 +8,10 @@ from functools import wraps
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponseForbidden
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest
 from django.http.response import HttpResponseBase
+from django.utils.translation import gettext as _
 
 from catalog.core import roles
 from catalog.core.permissions import has_role
@@ -34,6 +36,7 @@ PAGE_ACCESS: dict[str, tuple[str, frozenset[str] | str]] = {
     "language": ("POST", SIGNED_IN),
     "revision-review": ("POST", frozenset({roles.SAFETY_OFFICER})),
     "waiver-grant": ("POST", frozenset({roles.SAFETY_OFFICER})),
+    "findings-waive": ("POST", frozenset({roles.SAFETY_OFFICER})),
     "waiver-revoke": ("POST", frozenset({roles.SAFETY_OFFICER})),
     # Tier floors: everyone reads what the gate applies; safety officers keep the table.
     "tier-floors": ("GET", SIGNED_IN),
@@ -79,14 +82,15 @@ def page(
 ) -> Callable[[Callable[..., HttpResponseBase]], Callable[..., HttpResponseBase]]:
     """Sign-in required, then the roles the registry (this module's PAGE_ACCESS unless another app passes
     its own) gives `name`; others get a 403 that says who may."""
-    _, allowed = (PAGE_ACCESS if registry is None else registry)[name]
+    _method, allowed = (PAGE_ACCESS if registry is None else registry)[name]
 
     def decorate(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
         @wraps(view)
         def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
             if not may(request.user, allowed):
                 who = ", ".join(sorted(allowed)) if isinstance(allowed, frozenset) else allowed
-                return HttpResponseForbidden(f"this page is for: {who}")
+                # Rendered by condor_admin.errors.forbidden: a page in the person's language (text for htmx).
+                raise PermissionDenied(_("This page is for: %(roles)s.") % {"roles": who})
             return view(request, *args, **kwargs)
 
         return login_required(wrapped)

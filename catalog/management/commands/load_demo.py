@@ -10,6 +10,7 @@ from django.db import transaction
 from catalog.cards.services.demo import cards_demo_load
 from catalog.core import roles
 from catalog.domain.manifest import ManifestError
+from catalog.models import CatalogRevision
 from catalog.services.demo import catalog_demo_load
 from catalog.usage.services.demo import usage_demo_load
 
@@ -35,7 +36,21 @@ class Command(BaseCommand):
         "made-up runtime telemetry (idempotent)."
     )
 
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument(
+            "--if-empty",
+            action="store_true",
+            help="load nothing when the database already holds a catalog (`make run` a second time keeps every edit "
+            "made since; `make demo-reset` starts over)",
+        )
+
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["if_empty"] and CatalogRevision.objects.exists():
+            self.stdout.write(
+                "The database already holds a catalog: the demo is not loaded again, so nothing made since is "
+                "overwritten (make demo-reset starts from a fresh demo)."
+            )
+            return
         with transaction.atomic():
             users = {name: _demo_user(name, *spec) for name, spec in DEMO_USERS.items()}
         try:

@@ -166,3 +166,35 @@ def test_rules_the_importer_refuses_fire_when_the_database_is_edited_behind_it(d
     findings_recompute("condor")
     assert fired_on("non-production-in-clinical") == {"condor:generateDemoPatient"}
     assert fired_on("styling-colour-literal") == {"condor:patientSummaryCard"}
+
+
+def test_a_second_make_run_keeps_what_people_changed(demo: str) -> None:
+    """`make run` loads with --if-empty: into a database that holds a catalog it writes nothing."""
+    from catalog.models import CardTranslation
+
+    string = CardTranslation.objects.filter(locale__code="de").first()
+    assert string is not None
+    string.forms = ["Von Hand geändert"]
+    string.save(update_fields=["forms"])
+    revisions = CatalogRevision.objects.count()
+    out = io.StringIO()
+    call_command("load_demo", "--if-empty", stdout=out)
+    assert "not loaded again" in out.getvalue()
+    assert CatalogRevision.objects.count() == revisions
+    string.refresh_from_db()
+    assert string.forms == ["Von Hand geändert"]
+
+
+def test_demo_requests_give_the_demo_approvers_work_once(demo: str) -> None:
+    """`make run` suspends a few calls through the evaluate service; restarting it adds none while any pends."""
+    from approvals.models import ApprovalRequest
+
+    out = io.StringIO()
+    call_command("demo_requests", stdout=out)
+    pending = ApprovalRequest.objects.pending()
+    domains = sorted(pending.values_list("policy_domain", flat=True))
+    assert domains == ["billing", "medication", "medication", "medication"], out.getvalue()
+    assert {r.tool.system for r in pending.select_related("tool")} == {"condor", "tucan"}
+    again = io.StringIO()
+    call_command("demo_requests", stdout=again)
+    assert "no demo requests added" in again.getvalue() and ApprovalRequest.objects.count() == 4

@@ -72,3 +72,42 @@ def test_the_workspace_and_coverage_in_german(live_server: Any, demo_cards: None
     page.wait_for_load_state()
     assert "waitlist" in page.locator("table.coverage").inner_text()
     screenshot("cards-coverage-de")
+
+
+def test_a_refused_review_says_why_on_screen(live_server: Any, demo_cards: None, page: Any, screenshot: Any) -> None:
+    """The page was opened before the reviewer became the translation's author (say, in another tab): the button is
+    still there, the server refuses it (four eyes, 403), and the refusal is shown where they clicked."""
+    from catalog.cards.services.translations import translation_save
+    from catalog.models import CardTranslation
+
+    translator = get_user_model().objects.get(username="translator")
+    reviewer = get_user_model().objects.create_user("reviewer", password="condor-demo")
+    reviewer.groups.set([Group.objects.get_or_create(name=n)[0] for n in ("translator", "translator-reviewer")])
+    translation_save(user=translator, key="card.medication.title", locale="de", forms=["Medikamente"])
+    sign_in(page, live_server.url, "reviewer")
+    page.goto(live_server.url + "/cards/?key=card.medication.title&lang=de")
+    button = page.locator("#cards-panel button", has_text="Mark reviewed")
+    assert button.is_visible()
+
+    translation_save(user=reviewer, key="card.medication.title", locale="de", forms=["Medikation"])
+    button.click()
+    alert = page.locator("#cards-panel [role=alert]")
+    alert.wait_for()
+    assert "HTTP 403" in alert.inner_text() and "another reviewer must review it" in alert.inner_text()
+    assert CardTranslation.objects.get(string__key="card.medication.title", locale__code="de").state == "translated"
+    screenshot("cards-review-refused-en")
+
+
+def test_on_a_phone_a_tapped_cell_opens_the_panel_in_view(
+    live_server: Any, demo_cards: None, page: Any, screenshot: Any
+) -> None:
+    page.set_viewport_size({"width": 390, "height": 844})
+    sign_in(page, live_server.url, "translator")
+    cell = page.locator("#cards-table tbody tr").nth(30).locator("td[data-locale=de] a")
+    cell.scroll_into_view_if_needed()
+    cell.click()
+    page.locator("#cards-panel textarea[name=form]").wait_for()
+    top = page.evaluate("document.getElementById('cards-panel').getBoundingClientRect().top")
+    assert 0 <= top < 844  # the panel is on screen, not thirty rows away
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    screenshot("cards-panel-phone-en")

@@ -32,6 +32,7 @@ def test_officer_adds_a_floor_and_sees_it_catch_the_lab_orders(
 ) -> None:
     page.set_viewport_size({"width": 1440, "height": 900})
     sign_in(page, live_server.url, "safety")
+    page.click("nav details.more summary")  # the less daily pages sit under More
     page.click("nav >> text=Tier floors")
     page.wait_for_url("**/floors/")
     assert page.locator("li.floor").count() == len(SEED.SEED_FLOORS)
@@ -72,6 +73,7 @@ def test_officer_adds_a_floor_and_sees_it_catch_the_lab_orders(
     card.scroll_into_view_if_needed()
     page.screenshot(path=str(SCREENSHOTS / "floors-390-card.png"))  # the viewport: what a phone shows
 
+    page.click("[data-nav-toggle]")  # on a phone the language switch sits in the opened menu
     page.select_option("#language-switch", "de")
     page.wait_for_selector("h1:has-text('HITL-Mindeststufen')")
     assert fits_the_width(page)

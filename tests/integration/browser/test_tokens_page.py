@@ -51,6 +51,7 @@ def test_admin_creates_sees_once_and_revokes_a_token(
     live_server: Any, catalog_admin: None, page: Any, screenshot: Any
 ) -> None:
     sign_in(page, live_server.url, "catalog-admin")
+    page.click("nav details.more summary")  # the less daily pages sit under More
     page.click("nav >> text=API tokens")
     page.wait_for_url("**/tokens/")
     page.fill("#id_name", "runtime-prod")

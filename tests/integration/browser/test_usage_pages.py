@@ -40,6 +40,7 @@ def test_on_call_judges_a_hallucinated_name_and_reads_tool_health(
 ) -> None:
     page.set_viewport_size({"width": 1440, "height": 900})
     sign_in(page, live_server.url, "oncall")
+    page.click("nav details.more summary")  # the less daily pages sit under More
     page.click("nav >> text=Unknown names")
     page.wait_for_url("**/usage/unknown/")
     row = page.locator("tr[data-name='get_clinical_notes']")
