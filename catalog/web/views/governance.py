@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
+from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseForbidden
 from django.shortcuts import get_object_or_404, redirect, render
@@ -97,9 +98,7 @@ def findings_waive_view(request: HttpRequest) -> HttpResponse:
             granted_by=request.user,
         )
     except GovernanceRefused as exc:
-        if exc.forbidden:
-            return HttpResponseForbidden(exc.reason)
-        form.add_error(_FORM_FIELD.get(exc.field or "", exc.field), exc.reason)
+        _refusal_beside_its_field(form, exc)
         return _findings_response(request, form, status=400)
     messages.success(
         request,
@@ -112,6 +111,14 @@ def findings_waive_view(request: HttpRequest) -> HttpResponse:
 
 # The service's name for an input → the form's field (the service speaks of instants, the form of days).
 _FORM_FIELD = {"expires_at": "expires_on"}
+
+
+def _refusal_beside_its_field(form: Any, exc: GovernanceRefused) -> None:
+    """A waiver the service refused: a person who may not waive gets the styled 403 (condor_admin.errors); any
+    other refusal goes beside the field it names, for the page to render again with the input kept."""
+    if exc.forbidden:
+        raise PermissionDenied(exc.reason)
+    form.add_error(_FORM_FIELD.get(exc.field or "", exc.field), exc.reason)
 
 
 @page("revisions")
@@ -211,9 +218,7 @@ def waiver_grant_view(request: HttpRequest, system: str, declared_id: str) -> Ht
             granted_by=request.user,
         )
     except GovernanceRefused as exc:
-        if exc.forbidden:
-            return HttpResponseForbidden(exc.reason)
-        form.add_error(_FORM_FIELD.get(exc.field or "", exc.field), exc.reason)
+        _refusal_beside_its_field(form, exc)
         return tool_response(request, system, declared_id, form, status=400)
     messages.success(
         request, _("%(rule)s waived for %(tool)s") % {"rule": form.cleaned_data["rule"], "tool": tool.declared_id}
