@@ -296,6 +296,9 @@ class Tool(models.Model):
     awaiting_signoff = models.BooleanField(
         default=False, db_index=True, help_text="the newest declaration differs from what is in effect"
     )
+    # --- kept counts (catalog.services.finding_counts; written by every service that writes findings) ---
+    findings_count = models.PositiveIntegerField(default=0, help_text="the tool's findings, kept current")
+    error_count = models.PositiveIntegerField(default=0, help_text="the tool's error findings, kept current")
 
     objects = ToolQuerySet.as_manager()
 

@@ -9,8 +9,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
-from django.db.models.functions import Coalesce
+from django.db.models import Q, QuerySet
 
 from catalog.core.cache import PerCatalogVersion, Version
 from catalog.domain.keys import canonical_key
@@ -19,7 +18,6 @@ from catalog.domain.vocabulary import ReviewState
 from catalog.models import (
     CatalogProfile,
     CatalogState,
-    Finding,
     Team,
     Tool,
 )
@@ -38,11 +36,6 @@ SORTS: dict[str, tuple[str, ...]] = {
     "retry": ("effective_retry_class", "declared_id"),
     "findings": ("findings_count", "declared_id"),
 }
-
-
-def _count_of(queryset: QuerySet[Any]) -> Coalesce:
-    counted = queryset.order_by().values("tool").annotate(n=Count("pk")).values("n")
-    return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
 
 
 @dataclass(frozen=True)
@@ -84,10 +77,6 @@ def _annotated_live_tools_once() -> QuerySet[Any]:  # Tool rows with two annotat
             "metadata_ref",
             "source_path",
             "safety_revision__config_changes",
-        )
-        .annotate(
-            findings_count=_count_of(Finding.objects.filter(tool=OuterRef("pk"))),
-            error_count=_count_of(Finding.objects.filter(tool=OuterRef("pk"), severity="error")),
         )
     )
 

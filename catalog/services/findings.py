@@ -16,6 +16,7 @@ from catalog.domain.vocabulary import MCP_SYSTEM_PREFIX, mcp_server_of
 from catalog.models import Agent, CatalogProfile, CatalogRevision, CatalogState, Finding, ForcedFloor, Tool
 from catalog.rag.selectors.siblings import sibling_pairs_for
 from catalog.selectors.floors import tier_floors
+from catalog.services.finding_counts import finding_counts_refresh
 
 
 def descriptor_of(tool: Tool) -> Descriptor:
@@ -112,6 +113,7 @@ def findings_store(
         ],
         batch_size=1000,
     )
+    finding_counts_refresh(system=view.system)
     return len(found)
 
 

@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from catalog.domain.rules.runtime import RUNTIME_RULES
 from catalog.models import CandidateSet, Finding, MutatingCall, ToolUsage, UnknownToolName
+from catalog.services.finding_counts import finding_counts_refresh
 from catalog.usage.domain import histogram
 from catalog.usage.domain.spans import hour_of
 from catalog.usage.services.ingest import FIELDS, add_rollup
@@ -89,5 +90,7 @@ def _drop_expired(now: datetime) -> int:
         for f in Finding.objects.filter(rule__in=RUNTIME_RULES).only("pk", "details")
         if str((f.details or {}).get("lastSeen", "")) < stale
     ]
+    touched = list(Finding.objects.filter(pk__in=old).values_list("tool_id", flat=True))
     dropped += Finding.objects.filter(pk__in=old).delete()[0]
+    finding_counts_refresh(touched)
     return dropped

@@ -15,6 +15,7 @@ from catalog.domain.messages import N_, Message
 from catalog.domain.rules import RULES
 from catalog.domain.rules.runtime import OUTSIDE_CANDIDATE_SET, RETRIED_WRITE, STAMP_MISMATCH, UNAPPROVED_EXECUTION
 from catalog.models import CandidateSet, CatalogState, Finding, MutatingCall, Tool
+from catalog.services.finding_counts import finding_counts_refresh
 from catalog.usage.catalog_index import UsageIndex
 from catalog.usage.domain.safety import (
     ToolRef,
@@ -233,3 +234,4 @@ def _store(found: dict[tuple[int, str], list[_Evidence]], refs: dict[int, ToolRe
         finding.message, finding.text = text.render(), text.as_json()
     Finding.objects.bulk_create(created)
     Finding.objects.bulk_update(changed, ["details", "message", "text"])
+    finding_counts_refresh(f.tool_id for f in created)

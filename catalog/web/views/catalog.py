@@ -87,8 +87,8 @@ def _export_row(tool: Tool) -> dict[str, Any]:
         "retry_class": tool.retry_class,
         "effective_retry_class": tool.effective_retry_class,
         "idempotency": tool.idempotency,
-        "findings": tool.findings_count,  # type: ignore[attr-defined]
-        "errors": tool.error_count,  # type: ignore[attr-defined]
+        "findings": tool.findings_count,
+        "errors": tool.error_count,
         "signed_off": bool(tool.safety_revision and tool.safety_revision.review_state == "approved"),
     }
 
