@@ -21,8 +21,11 @@ $(STAMP): pyproject.toml | $(PY)
 install: $(STAMP)
 
 # Compile the UI translations (locale/<lang>/LC_MESSAGES/django.po into .mo files, which are not in git).
-compilemessages: $(STAMP)
-	$(VENV)/bin/pybabel compile --domain django --directory locale --use-fuzzy --statistics
+# File targets: an up-to-date .mo is not rewritten (CI's two test passes start side by side).
+MO_FILES := $(patsubst %.po,%.mo,$(wildcard locale/*/LC_MESSAGES/django.po))
+compilemessages: $(MO_FILES)
+locale/%/LC_MESSAGES/django.mo: locale/%/LC_MESSAGES/django.po $(STAMP)
+	$(VENV)/bin/pybabel compile --input-file $< --output-file $@ --use-fuzzy --statistics
 
 BABEL_KEYWORDS := -k gettext_lazy -k N_ -k pgettext:1c,2 -k npgettext:1c,2,3 -k ngettext_lazy:1,2
 # Extract the UI strings and update locale/de/LC_MESSAGES/django.po (Babel; no GNU gettext needed).
