@@ -13,8 +13,10 @@ from enum import StrEnum
 from typing import Any
 
 from django.conf import settings
+from django.contrib.postgres.indexes import GinIndex, OpClass
 from django.db import models
-from django.db.models import Q
+from django.db.models import Q, Value
+from django.db.models.functions import Cast, Concat, Upper
 from django.utils import timezone
 from django.utils.functional import Promise
 
@@ -205,6 +207,23 @@ class CatalogState(models.Model):
         return self.system
 
 
+LIVE = Q(retired_in__isnull=True)
+
+# The catalog browser's sort keys with an index of their own (each followed by declared_id, system): "system" has the
+# unique constraint's index, "owner" sorts by a column of another table (the team's slug).
+SORTED_BY: dict[str, tuple[str, ...]] = {
+    "id": (),
+    "plane": ("plane",),
+    "module": ("module",),
+    "availability": ("availability",),
+    "policy": ("effective_policy_class",),
+    "mutating": ("is_mutating",),
+    "hitl": ("hitl_tier",),
+    "retry": ("effective_retry_class",),
+    "findings": ("findings_count",),
+}
+
+
 class ToolQuerySet(models.QuerySet["Tool"]):
     def live(self) -> ToolQuerySet:
         return self.filter(retired_in__isnull=True)
@@ -299,6 +318,24 @@ class Tool(models.Model):
     # --- kept counts (catalog.services.finding_counts; written by every service that writes findings) ---
     findings_count = models.PositiveIntegerField(default=0, help_text="the tool's findings, kept current")
     error_count = models.PositiveIntegerField(default=0, help_text="the tool's error findings, kept current")
+    # --- what the catalog browser's search reads (catalog.selectors.catalog): kept by the database itself ---
+    search_text = models.GeneratedField(
+        expression=Concat(
+            "declared_id",
+            Value("\n"),
+            "canonical_key",
+            Value("\n"),
+            "description",
+            Value("\n"),
+            "rag_description",
+            Value("\n"),
+            Cast("rag_keywords", models.TextField()),
+            output_field=models.TextField(),
+        ),
+        output_field=models.TextField(),
+        db_persist=True,
+        help_text="the searched texts in one column (a trigram index on PostgreSQL)",
+    )
 
     objects = ToolQuerySet.as_manager()
 
@@ -330,6 +367,16 @@ class Tool(models.Model):
         indexes = [
             models.Index(fields=["system", "plane", "module"], name="tool_plane_module_idx"),
             models.Index(fields=["retired_in"], name="tool_retired_idx"),
+            # The catalog browser's sorts (catalog.selectors.catalog.SORTS), live tools only: a page, however deep,
+            # reads the index in order instead of sorting the catalog. (system, declared_id) is the unique
+            # constraint's index; the trailing system makes every key unique, so pages never overlap.
+            *(
+                models.Index(fields=[*columns, "declared_id", "system"], name=f"tool_live_{name}_idx", condition=LIVE)
+                for name, columns in SORTED_BY.items()
+            ),
+            # Search: a trigram index over the upper-cased texts, the form Django's icontains compares (PostgreSQL
+            # only: migration 0019 creates it there; SQLite scans).
+            GinIndex(OpClass(Upper("search_text"), name="gin_trgm_ops"), name="tool_live_search_trgm", condition=LIVE),
         ]
 
     def __str__(self) -> str:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from django.db import connection
 from django.db.models import Q, QuerySet
 
 from catalog.core.cache import PerCatalogVersion, Version
@@ -21,20 +22,15 @@ from catalog.models import (
     Team,
     Tool,
 )
+from catalog.models.catalog import SORTED_BY
 
-# Sort keys the catalog accepts (the URL names them; a leading "-" sorts descending).
+# Sort keys the catalog accepts (the URL names them; a leading "-" sorts descending). Each ends in (declared_id,
+# system), unique per tool, so pages never overlap; every key but "owner" (the team's slug) reads an index of its
+# own in order (Tool.Meta.indexes, SORTED_BY), so a deep page costs about what page 1 does.
 SORTS: dict[str, tuple[str, ...]] = {
-    "id": ("declared_id", "system"),
+    **{name: (*columns, "declared_id", "system") for name, columns in SORTED_BY.items()},
     "system": ("system", "declared_id"),
-    "plane": ("plane", "declared_id"),
-    "module": ("module", "declared_id"),
-    "owner": ("owner__slug", "declared_id"),
-    "availability": ("availability", "declared_id"),
-    "policy": ("effective_policy_class", "declared_id"),
-    "mutating": ("is_mutating", "declared_id"),
-    "hitl": ("hitl_tier", "declared_id"),
-    "retry": ("effective_retry_class", "declared_id"),
-    "findings": ("findings_count", "declared_id"),
+    "owner": ("owner__slug", "declared_id", "system"),
 }
 
 
@@ -76,6 +72,7 @@ def _annotated_live_tools_once() -> QuerySet[Any]:  # Tool rows with two annotat
             "input_schema",
             "metadata_ref",
             "source_path",
+            "search_text",
             "safety_revision__config_changes",
         )
     )
@@ -86,17 +83,7 @@ def catalog_tools(filters: CatalogFilters) -> QuerySet[Tool]:
     qs = _annotated_live_tools_once().all()  # a clone
     f = filters
     if f.q:
-        text = f.q.strip()
-        folded = canonical_key(text)
-        match = (
-            Q(declared_id__icontains=text)
-            | Q(description__icontains=text)
-            | Q(rag_description__icontains=text)
-            | Q(rag_keywords__icontains=text)
-        )
-        if folded:
-            match |= Q(canonical_key__contains=folded)
-        qs = qs.filter(match)
+        qs = qs.filter(search_q(f.q))
     for name, column in (
         ("system", "system"),
         ("plane", "plane"),
@@ -133,6 +120,28 @@ def catalog_tools(filters: CatalogFilters) -> QuerySet[Tool]:
     descending = f.sort.startswith("-")
     columns = SORTS.get(f.sort.lstrip("-"), SORTS["id"])
     return qs.order_by(*(f"-{c}" if descending else c for c in columns))
+
+
+def search_q(q: str) -> Q:
+    """A substring of the tool id, the descriptions or the keywords, any case; or any spelling of a tool id (its
+    canonical key). On PostgreSQL one column holding all of them (Tool.search_text) has a trigram index, so a search
+    reads the index instead of every row; SQLite compares the columns themselves."""
+    text = q.strip()
+    folded = canonical_key(text)
+    if connection.vendor == "postgresql":
+        match = Q(search_text__icontains=text)
+        if folded:
+            match |= Q(search_text__icontains=folded)
+        return match
+    match = (
+        Q(declared_id__icontains=text)
+        | Q(description__icontains=text)
+        | Q(rag_description__icontains=text)
+        | Q(rag_keywords__icontains=text)
+    )
+    if folded:
+        match |= Q(canonical_key__contains=folded)
+    return match
 
 
 # The catalog table's columns: its rows are plain dicts (no model instances to build, and a template finds a

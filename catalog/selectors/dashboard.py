@@ -10,6 +10,7 @@ from django.db.models import (
     Q,
 )
 
+from catalog.core.cache import PerCatalogVersion, Version
 from catalog.domain.rules import RULES
 from catalog.domain.vocabulary import Plane, ReviewState
 from catalog.models import CatalogProfile, CatalogRevision, CatalogState, Finding, Tool
@@ -28,19 +29,64 @@ class SystemSummary:
     revision: CatalogRevision | None
 
 
-def catalog_summary() -> list[SystemSummary]:
-    """Per-system counts: two queries, whatever the catalog size."""
-    counts = {
-        row["system"]: row
-        for row in Tool.objects.live()
-        .values("system")
+@dataclass(frozen=True)
+class ToolCounts:
+    """What the dashboard counts of the live tools, from one pass over them; kept per catalog version (imports
+    alone write the tools' axes, owners and the profiles), so a dashboard view after the first reads no tool."""
+
+    per_system: dict[str, dict[str, int]]  # system -> live, business, mutating, unowned
+    by_plane: list[tuple[str, str, int]]
+    by_availability: list[tuple[str, str, int]]
+    by_policy: list[tuple[str, str, int]]
+    eligible: list[tuple[CatalogProfile, int]]
+
+
+def _tool_counts(version: Version) -> ToolCounts:
+    """One GROUP BY over the live tools' small columns (and each profile's explicit includes counted in the same
+    pass); every figure of the dashboard's tool charts is a sum over its rows."""
+    profiles = list(CatalogProfile.objects.order_by("slug"))
+    extra = {f"p{i}": Count("pk", filter=plan_eligible_q_for(p)) for i, p in enumerate(profiles)}
+    rows = list(
+        Tool.objects.live()
+        .values("system", "plane", "availability", "effective_policy_class")
         .annotate(
-            live=Count("pk"),
-            business=Count("pk", filter=Q(plane=Plane.BUSINESS.value)),
+            n=Count("pk"),
             mutating=Count("pk", filter=Q(is_mutating=True)),
             unowned=Count("pk", filter=Q(owner__isnull=True)),
+            **extra,
         )
-    }
+        .order_by()
+    )
+    per_system: dict[str, dict[str, int]] = {}
+    grouped: dict[str, dict[tuple[str, str], int]] = {"plane": {}, "availability": {}, "effective_policy_class": {}}
+    for row in rows:
+        counts = per_system.setdefault(row["system"], {"live": 0, "business": 0, "mutating": 0, "unowned": 0})
+        counts["live"] += row["n"]
+        counts["business"] += row["n"] if row["plane"] == Plane.BUSINESS.value else 0
+        counts["mutating"] += row["mutating"]
+        counts["unowned"] += row["unowned"]
+        for column, groups in grouped.items():
+            key = (row["system"], row[column] or "—")
+            groups[key] = groups.get(key, 0) + row["n"]
+
+    def listed(column: str) -> list[tuple[str, str, int]]:
+        return [(system, value, n) for (system, value), n in sorted(grouped[column].items())]
+
+    return ToolCounts(
+        per_system=per_system,
+        by_plane=listed("plane"),
+        by_availability=listed("availability"),
+        by_policy=listed("effective_policy_class"),
+        eligible=[(p, sum(row[f"p{i}"] for row in rows)) for i, p in enumerate(profiles)],
+    )
+
+
+_TOOL_COUNTS = PerCatalogVersion(_tool_counts)
+
+
+def catalog_summary() -> list[SystemSummary]:
+    """Per-system counts: the kept tool counts (one small query while the catalog is unchanged) and the states."""
+    counts = _TOOL_COUNTS.get().per_system
     states = {s.system: s.current_revision for s in CatalogState.objects.select_related("current_revision")}
     out = []
     for system in sorted(set(counts) | set(states)):
@@ -61,16 +107,9 @@ def catalog_summary() -> list[SystemSummary]:
 
 
 def dashboard() -> dict[str, Any]:
-    """Counts for the dashboard: a fixed handful of grouped queries."""
-    live = Tool.objects.live()
-
-    def grouped(column: str) -> list[tuple[str, str, int]]:
-        rows = live.values("system", column).annotate(n=Count("pk")).order_by("system", column)
-        return [(r["system"], r[column] or "—", r["n"]) for r in rows]
-
-    profiles = list(CatalogProfile.objects.order_by("slug"))
-    counts = live.aggregate(**{f"p{i}": Count("pk", filter=plan_eligible_q_for(p)) for i, p in enumerate(profiles)})
-    eligible = [(p, counts[f"p{i}"]) for i, p in enumerate(profiles)]
+    """Counts for the dashboard: the kept tool counts, the findings grouped by rule, the pending revisions and the
+    embedding status."""
+    tools = _TOOL_COUNTS.get()
     findings = list(
         Finding.objects.filter(Q(tool__isnull=True) | Q(tool__retired_in__isnull=True))
         .values("severity", "rule")
@@ -81,10 +120,10 @@ def dashboard() -> dict[str, Any]:
         CatalogRevision.objects.exclude(review_state=ReviewState.APPROVED.value).order_by("-created_at")[:10]
     )
     return {
-        "by_plane": grouped("plane"),
-        "by_availability": grouped("availability"),
-        "by_policy": grouped("effective_policy_class"),
-        "eligible": eligible,
+        "by_plane": tools.by_plane,
+        "by_availability": tools.by_availability,
+        "by_policy": tools.by_policy,
+        "eligible": tools.eligible,
         "findings": findings,
         "findings_by_severity": {s: sum(r["n"] for r in findings if r["severity"] == s) for s in ("error", "warning")},
         "pending_revisions": pending,

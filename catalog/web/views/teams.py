@@ -11,6 +11,8 @@ from catalog.selectors.catalog import CatalogFilters, catalog_tools
 from catalog.selectors.teams import teams_overview
 from catalog.usage.selectors.health import team_health
 
+TEAM_PAGE_TOOLS = 100
+
 
 @page("teams")
 def teams_page(request: HttpRequest) -> HttpResponse:
@@ -20,13 +22,16 @@ def teams_page(request: HttpRequest) -> HttpResponse:
 @page("team")
 def team_page(request: HttpRequest, slug: str) -> HttpResponse:
     team = get_object_or_404(Team, slug=slug)
-    filters = CatalogFilters(owner=slug)
+    tools = catalog_tools(CatalogFilters(owner=slug))
     return render(
         request,
         "catalog/team.html",
         {
             "team": team,
-            "tools": catalog_tools(filters),
+            # The first tools by id, and how many there are: a team of thousands is browsed in the catalog,
+            # filtered by its owner (the link under the table), not listed here whole.
+            "tools": list(tools[:TEAM_PAGE_TOOLS]),
+            "tool_count": tools.count(),
             "rules": team.ownership_rules.order_by("system", "plane"),
             "health": team_health(team.pk),
         },
