@@ -1,113 +1,118 @@
-"""Benchmark: the embedding worker's work on a large catalog, sibling collisions, and resolution latency.
+"""Benchmark: the embedding worker's task path against the raw embedder on the same texts (issue 24).
 
-On the synthetic 5,000-tool Condor catalog of bench/import_catalog.py: embed every tool in worker-sized batches
-(texts/s), find sibling near-duplicates blockwise (seconds and peak memory, against the 5,000 × 5,000 float64
-matrix the issue forbids: 200 MB), and resolve prompts (median and p90 ms, warm, under
-the clinical profile: the imported revision is signed off first, so its tools are in effect).
+On the synthetic Condor catalog of bench/import_catalog.py (imported once, its tasks not run): alternating rounds of
 
-    .venv/bin/python bench/rag_worker.py [--tools 5000]
+- raw: the embedder alone on every text the worker embeds (each tool's text and its phrases), in batches of
+  CONDOR_EMBED_BATCH — the floor of the job;
+- worker: every vector deleted, then `embed_tools` applied per batch as the import enqueues them (Celery's task
+  path, in process: the same code a worker runs, with the sibling refresh the last batch schedules), seconds per
+  batch (first and last) and the process's resident memory after each round.
+
+    .venv/bin/python bench/rag_worker.py [--tools 5000] [--rounds 3] [--embedder real|cheap]
+
+`--embedder cheap`: a deterministic hashing embedder (numpy only) for 50,000 tools, where the real one would take
+hours per round; the ratio worker / raw is what the figure is about.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import os
 import statistics
 import time
-import tracemalloc
+from collections.abc import Sequence
 
+import numpy as np
 from _django import setup_django
 from import_catalog import make_manifest
 
-PROMPTS = [
-    "Blutdruck und Puls eintragen",
-    "show the medication list",
-    "Termin nächste Woche bei Dr. Roth",
-    "write the discharge letter",
-    "Rechnung für heute erstellen",
-    "which allergies are on file",
-    "Laborwerte von gestern",
-    "record a clinical note",
-]
+
+class CheapEmbedder:
+    """Deterministic unit vectors from each text's hash: the same cost for every text, no model."""
+
+    model_id = "bench-cheap-384"
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        seeds = [int.from_bytes(hashlib.blake2b(t.encode(), digest_size=8).digest(), "little") for t in texts]
+        rows = np.vstack([np.random.default_rng(s).standard_normal(384, dtype=np.float32) for s in seeds])
+        return rows / np.linalg.norm(rows, axis=1, keepdims=True)
 
 
-def sign_off(revision_pk: int) -> None:
-    """Two safety officers approve the revision: clinical profiles (clinical-production) retrieve only over what
-    is in effect, and a catalog never signed off has nothing in effect, so resolution would rank nothing."""
-    from django.contrib.auth.models import Group, User
-
-    from catalog.core import roles
-    from catalog.services.signoff import revision_review
-
-    group = Group.objects.get_or_create(name=roles.SAFETY_OFFICER)[0]
-    for i in range(2):
-        officer = User.objects.create(username=f"bench-officer{i}")
-        officer.groups.add(group)
-        revision_review(revision_id=revision_pk, reviewer=officer, decision="approved", comment="bench")
+def rss_mb() -> float:
+    with open(f"/proc/{os.getpid()}/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tools", type=int, default=5000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--embedder", choices=("real", "cheap"), default="real")
     args = parser.parse_args()
     setup_django()
     from django.conf import settings
 
-    from catalog.models import Tool
-    from catalog.rag.domain.siblings import near_duplicate_pairs
-    from catalog.rag.embedders import get_embedder
-    from catalog.rag.selectors.resolution import snapshot_resolve
-    from catalog.rag.selectors.vectors import current_vectors, tools_needing_vectors
-    from catalog.rag.services.vectors import batches, embeddings_refresh
+    # DEBUG keeps every query's text (a batch's upsert carries 64 vectors of 16 KB as literals): memory that
+    # grows per batch and is no worker's (a deployed worker runs with DEBUG off). Read per cursor, so this holds.
+    settings.DEBUG = False
+    from catalog.models import Finding, ToolEmbedding
+    from catalog.rag import embedders
+    from catalog.rag.domain.phrases import tool_phrases
+    from catalog.rag.domain.text import embedding_text
+    from catalog.rag.selectors.vectors import embeddable_tools, tools_needing_vectors
+    from catalog.rag.services import vectors
+    from catalog.rag.tasks import embed_tools
     from catalog.services.imports import catalog_import
     from condor_admin.celery import app
 
-    app.conf.task_always_eager = False  # the import queues (in memory); this script does the worker's part
-    revision = catalog_import(raw=json.dumps(make_manifest(args.tools)).encode(), via="bench").revision
-    assert revision is not None
-    sign_off(revision.pk)
-    embedder = get_embedder()
+    embedder = CheapEmbedder() if args.embedder == "cheap" else embedders.get_embedder()
+    embedders.get_embedder = vectors.get_embedder = lambda: embedder  # type: ignore[assignment]
+    embedders.configured_model_id = lambda: embedder.model_id  # type: ignore[assignment]
+    import catalog.rag.selectors.vectors as vector_selectors
+    import catalog.rag.services.siblings as sibling_services
+    import catalog.rag.tasks as tasks
+
+    for module in (vector_selectors, sibling_services, tasks):
+        module.configured_model_id = lambda: embedder.model_id  # type: ignore[attr-defined]
+    app.conf.task_always_eager = False  # the import's own enqueue goes nowhere: the rounds below do the work
+    catalog_import(raw=json.dumps(make_manifest(args.tools)).encode(), via="bench")
+    app.conf.task_always_eager, app.conf.task_eager_propagates = True, True  # apply_async of the refresh runs here
     embedder.embed(["warm up"])
-    ids = tools_needing_vectors()
-    start = time.perf_counter()
-    for chunk in batches(ids):
-        embeddings_refresh(chunk, embedder=embedder)
-    embed_s = time.perf_counter() - start
-    print(
-        f"{len(ids)} tools embedded with {embedder.model_id} in batches of {settings.CONDOR_EMBED_BATCH}: "
-        f"{embed_s:.1f} s ({len(ids) / embed_s:.0f} texts/s)"
-    )
-    start = time.perf_counter()
+    rows = embeddable_tools().order_by("pk").values_list("pk", "rag_description", "rag_keywords")
+    texts = [p for _, d, k in rows for p in (embedding_text(d, k), *tool_phrases(d, k).all)]
+    batch = vectors.settings.CONDOR_EMBED_BATCH
+    raw_s, worker_s, mem, per_batch = [], [], [], []
+    for _ in range(args.rounds):
+        start = time.perf_counter()
+        tools_per_batch = len(texts) // max(1, len(rows)) or 1
+        for i in range(0, len(texts), batch * tools_per_batch):
+            embedder.embed(texts[i : i + batch * tools_per_batch])
+        raw_s.append(time.perf_counter() - start)
+        ToolEmbedding.objects.all().delete()
+        Finding.objects.filter(rule="sibling-near-duplicate").delete()
+        ids = tools_needing_vectors()
+        times = []
+        start = time.perf_counter()
+        for chunk in vectors.batches(ids):
+            t = time.perf_counter()
+            embed_tools.apply(args=(chunk,), throw=True)
+            times.append(time.perf_counter() - t)
+        worker_s.append(time.perf_counter() - start)
+        per_batch.append((times[0], statistics.median(times), times[-1]))
+        mem.append(rss_mb())
     assert not tools_needing_vectors()
-    print(f"re-check of {Tool.objects.count()} tools (nothing to do): {(time.perf_counter() - start) * 1000:.0f} ms")
-
-    pks, matrix = current_vectors("condor")
-    names = [str(pk) for pk in pks]
-    tracemalloc.start()
-    start = time.perf_counter()
-    pairs = near_duplicate_pairs(names, matrix, settings.CONDOR_SIBLING_THRESHOLD)
-    sib_s = time.perf_counter() - start
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    dense = len(pks) * len(pks) * 8
+    raw, worker = statistics.median(raw_s), statistics.median(worker_s)
+    print(f"{args.tools} tools, {len(texts)} texts, {embedder.model_id}, batches of {batch}, {args.rounds} rounds")
+    print(f"raw embedder: median {raw:.2f} s (spread {min(raw_s):.2f}-{max(raw_s):.2f})")
     print(
-        f"sibling pairs over {len(pks)} vectors (threshold {settings.CONDOR_SIBLING_THRESHOLD}): {len(pairs)} pairs "
-        f"in {sib_s:.2f} s, peak {peak / 1e6:.1f} MB traced (a dense float64 matrix: {dense / 1e6:.0f} MB)"
+        f"worker task path: median {worker:.2f} s (spread {min(worker_s):.2f}-{max(worker_s):.2f}); "
+        f"{worker / raw:.2f}x raw"
     )
-
-    ranked = len(snapshot_resolve(prompt="warm", profile="clinical-production").ranking)
-    assert ranked, "the clinical profile ranked nothing: is the revision in effect?"
-    times = []
-    for _ in range(5):
-        for prompt in PROMPTS:
-            start = time.perf_counter()
-            snapshot_resolve(prompt=prompt, profile="clinical-production")
-            times.append((time.perf_counter() - start) * 1000)
-    times.sort()
-    print(
-        f"resolve over {len(pks)} tools, warm: median {statistics.median(times):.1f} ms, "
-        f"p90 {times[int(len(times) * 0.9)]:.1f} ms ({len(times)} prompts; {ranked} tools in each ranking)"
-    )
+    print("per batch first / median / last (s): " + "; ".join(f"{a:.3f} / {m:.3f} / {z:.3f}" for a, m, z in per_batch))
+    print("resident MB after each round: " + ", ".join(f"{m:.0f}" for m in mem))
+    print(f"sibling findings: {Finding.objects.filter(rule='sibling-near-duplicate').count()}; load {os.getloadavg()}")
 
 
 if __name__ == "__main__":

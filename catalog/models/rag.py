@@ -21,6 +21,9 @@ class ToolEmbedding(models.Model):
     phrases = models.BinaryField(default=b"", help_text="float32 rows, little-endian, unit length")
     phrase_scheme = models.PositiveSmallIntegerField(default=0)
     embedded_at = models.DateTimeField(default=timezone.now)
+    # Whether the sibling findings account for this vector (catalog.rag.services.siblings): false when it is new
+    # or re-made, or when a sibling it collided with changed; the refresh after a change scores only these.
+    siblings_checked = models.BooleanField(default=False)
 
     class Meta:
         constraints = [
@@ -35,6 +38,12 @@ class ToolEmbedding(models.Model):
             # is two index lookups, not a scan of every vector row (16 KB each with their phrases).
             models.Index(fields=["model_id", "embedded_at"], name="tool_embedding_time_idx"),
             models.Index(fields=["model_id", "id"], name="tool_embedding_newest_idx"),
+            # The few vectors a sibling refresh (and the sweep looking for a lost one) has to check.
+            models.Index(
+                fields=["model_id", "tool"],
+                condition=models.Q(siblings_checked=False),
+                name="tool_embedding_unchecked_idx",
+            ),
         ]
 
     def __str__(self) -> str:

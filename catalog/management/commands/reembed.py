@@ -5,7 +5,6 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 from tqdm import tqdm
 
-from catalog.models import ToolEmbedding
 from catalog.rag.embedders import get_embedder
 from catalog.rag.selectors.vectors import embeddable_tools, embedding_status, tools_needing_vectors
 from catalog.rag.services.siblings import sibling_findings_refresh
@@ -22,15 +21,16 @@ class Command(BaseCommand):
     def handle(self, *args: Any, all: bool, system: str | None, **options: Any) -> None:
         embedder = get_embedder()
         if all:
+            # Every vector is replaced in place as its batch commits (no delete first): resolution keeps serving
+            # the old vectors, never "policy-only", until each has its new one.
             tools = embeddable_tools().filter(system=system) if system else embeddable_tools()
             ids = list(tools.order_by("pk").values_list("pk", flat=True))
-            ToolEmbedding.objects.filter(tool_id__in=ids, model_id=embedder.model_id).delete()
         else:
             ids = tools_needing_vectors(model_id=embedder.model_id, system=system)
         systems: set[str] = set()
         with tqdm(total=len(ids), unit="tool", desc=f"embedding with {embedder.model_id}", file=self.stderr) as bar:
             for chunk in batches(ids):
-                result = embeddings_refresh(chunk, embedder=embedder)
+                result = embeddings_refresh(chunk, embedder=embedder, force=all)
                 systems |= result.systems
                 bar.update(len(chunk))
         for name in sorted(systems):

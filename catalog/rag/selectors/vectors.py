@@ -49,9 +49,14 @@ def tools_needing_vectors(*, model_id: str | None = None, system: str | None = N
 
 
 def vectors_pending(system: str, *, model_id: str | None = None) -> bool:
-    """Whether any live tool of `system` still waits for a vector (one query; stops at the first)."""
+    """Whether any live tool of `system` still waits for a vector (one query; stops at the first).
+
+    Asked after every batch. From the newest tool down: batches are queued in id order, so while a change is
+    embedded its newest tools still wait and the first rows read answer; scanning from the oldest read every
+    tool embedded so far first, a little more after each batch (each batch slower than the last)."""
     tools = embeddable_tools().filter(system=system)
-    return lacking_vectors(tools, model_id or configured_model_id()).exists()
+    lacking = lacking_vectors(tools, model_id or configured_model_id()).order_by("-pk").values("pk")[:1]
+    return bool(list(lacking))
 
 
 @dataclass(frozen=True)

@@ -1,38 +1,150 @@
-"""Sibling near-duplicate findings, refreshed after a system's vectors changed."""
+"""Sibling near-duplicate findings, refreshed once per system after a change's vectors are all current.
+
+Each embedding batch that leaves its system with no pending vector schedules one refresh task (a short countdown,
+so batches finishing together and a burst of imports share it); the refresh scores only the vectors the findings
+do not account for yet (`ToolEmbedding.siblings_checked` false: new or re-made vectors, and the tools whose
+siblings an import dropped) against the system's others, a C × N product, and replaces the findings that touch
+them. A duplicate refresh finds nothing unchecked and writes nothing. The full N × N recompute stays for
+`manage.py reembed` and for a change to most of a system (then it costs the same).
+"""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Collection
+
+from celery import current_app
+from django.conf import settings
 from django.db import transaction
+from django.db.models import F, Q
+from kombu.exceptions import OperationalError as KombuOperationalError
 
-from catalog.models import CatalogState, Tool
+from catalog.domain import rules
+from catalog.models import CatalogRevision, CatalogState, Finding, Tool, ToolEmbedding
+from catalog.rag.domain.siblings import SiblingDelta, sibling_delta
+from catalog.rag.embedders import configured_model_id
+from catalog.rag.selectors.siblings import RULE, SystemVectors, stored_sibling_pairs, system_vectors
 from catalog.rag.selectors.vectors import vectors_pending
-from catalog.services.findings import findings_store, lint_view_from_db
+from catalog.services.finding_counts import finding_counts_refresh
+from catalog.services.findings import descriptor_of, finding_row, findings_store, lint_view_from_db
 
-RULE = "sibling-near-duplicate"
+log = logging.getLogger(__name__)
+
+# By its registered name (catalog/rag/tasks.py), like EMBED_TOOLS_TASK: tasks call services, never the reverse.
+REFRESH_SIBLINGS_TASK = "catalog.rag.tasks.refresh_siblings"
+REFRESH_COUNTDOWN_SECONDS = 2.0
+_CHUNK = 500  # declared ids per IN list
 
 
 def sibling_findings_after_batch(systems: frozenset[str], *, model_id: str) -> list[str]:
-    """Refresh the sibling findings of each of `systems` whose vectors are now all current; returns those.
-
-    Called after each embedding batch commits. The findings compare every pair of a system's vectors, so running
-    them after every batch made an import's follow-on work grow with the square of its size (79 refreshes of a
-    5,000-tool system, 134 s of 189 s). Only the batch that completes a system refreshes it: each batch checks
-    after its own commit, so of two finishing together the later one sees both and refreshes. A batch that fails
-    leaves the system incomplete until its retry (or the sweep) completes it, and that one refreshes.
-    """
+    """After an embedding batch committed: schedule the sibling refresh of each of `systems` whose vectors are now
+    all current; returns those. Of two batches finishing together both may schedule it; the later refresh
+    finds nothing left to check. A batch that fails leaves its system pending until its retry (or the sweep)
+    completes it, and that one schedules."""
     done = [system for system in sorted(systems) if not vectors_pending(system, model_id=model_id)]
     for system in done:
-        sibling_findings_refresh(system)
+        sibling_refresh_schedule(system)
     return done
 
 
-def sibling_findings_refresh(system: str) -> int:
-    """Replace the system's sibling findings after its vectors changed. Takes the import's per-system lock, so a
-    refresh and an import never interleave their writes to the findings."""
+def sibling_refresh_schedule(system: str) -> None:
+    try:
+        current_app.tasks[REFRESH_SIBLINGS_TASK].apply_async((system,), countdown=REFRESH_COUNTDOWN_SECONDS)
+    except (KombuOperationalError, OSError) as exc:  # the broker is down: the sweep finds the unchecked vectors
+        log.warning("could not queue the sibling refresh of %s (%s); the sweep will", system, exc)
+
+
+def siblings_mark_stale(system: str, declared_ids: Collection[str]) -> int:
+    """For an import, before it drops the stored sibling findings of `declared_ids` (their text changed, or they
+    were retired): mark their vectors and those of their stored siblings unchecked, and schedule the refresh after
+    commit. The siblings matter: one that named a changed tool among its nearest may now name another.
+    Returns the number of vectors marked."""
+    if not declared_ids:
+        return 0
+    names = set(declared_ids)
+    names.update(x for pair in stored_sibling_pairs(system, touching=names) for x in pair)
+    marked = 0
+    ordered = sorted(names)
+    for start in range(0, len(ordered), _CHUNK):
+        marked += ToolEmbedding.objects.filter(
+            tool__system=system, tool__declared_id__in=ordered[start : start + _CHUNK], siblings_checked=True
+        ).update(siblings_checked=False)
+    transaction.on_commit(lambda: sibling_refresh_schedule(system))
+    return marked
+
+
+def sibling_findings_update(system: str, *, model_id: str | None = None) -> int:
+    """Bring the system's sibling findings up to its unchecked vectors (incrementally); returns how many vectors
+    were checked (0: nothing to do). Under the import's per-system lock, so a refresh and an import never
+    interleave their writes to the findings."""
+    model_id = model_id or configured_model_id()
     with transaction.atomic():
         state = CatalogState.objects.select_for_update().filter(system=system).first()
         if state is None or state.current_revision is None:
             return 0
+        vectors = system_vectors(system, model_id=model_id)
+        changed = [i for i, checked in enumerate(vectors.checked) if not checked]
+        if not changed:
+            return 0
+        if 2 * len(changed) >= len(vectors.tool_pks):  # most of the system: the full product costs the same
+            sibling_findings_refresh(system, model_id=model_id)
+            return len(changed)
+        row = {name: i for i, name in enumerate(vectors.declared)}
+        stored = [(row[a], row[b]) for a, b in stored_sibling_pairs(system) if a in row and b in row]
+        delta = sibling_delta(vectors.matrix, changed, stored, settings.CONDOR_SIBLING_THRESHOLD)
+        _findings_replace(system, state.current_revision, vectors, delta)
+        ToolEmbedding.objects.filter(pk__in=[vectors.embedding_pks[i] for i in changed]).update(siblings_checked=True)
+    log.info(
+        "%s: sibling findings of %d changed tool(s) refreshed (%d rows scored)", system, len(changed), delta.rows_scored
+    )
+    return len(changed)
+
+
+def _findings_replace(system: str, revision: CatalogRevision, vectors: SystemVectors, delta: SiblingDelta) -> None:
+    """Replace the sibling findings touching `delta.affected` (on an affected tool, or naming one as the other)
+    with those of `delta.pairs`, worded by the rule itself; recount the tools touched."""
+    affected = sorted(delta.affected)
+    touched: set[int] = set()
+    old = Finding.objects.filter(system=system, rule=RULE)
+    for start in range(0, len(affected), _CHUNK):
+        chunk = affected[start : start + _CHUNK]
+        rows = old.filter(
+            Q(tool_id__in=[vectors.tool_pks[i] for i in chunk])
+            | Q(details__other__in=[vectors.declared[i] for i in chunk])
+        )
+        touched.update(pk for pk in rows.values_list("tool_id", flat=True) if pk is not None)
+        rows.delete()
+    in_pairs = sorted(
+        {vectors.tool_pks[i] for i, j, _ in delta.pairs} | {vectors.tool_pks[j] for _, j, _ in delta.pairs}
+    )
+    tools = {t.declared_id: t for t in Tool.objects.filter(pk__in=in_pairs)}
+    view = rules.LintCatalog(
+        system=system,
+        tools=[rules.LintTool(descriptor_of(t), None) for t in tools.values()],
+        sibling_pairs=[(vectors.declared[i], vectors.declared[j], cosine) for i, j, cosine in delta.pairs],
+    )
+    found = rules.lint(view, only=[RULE])
+    Finding.objects.bulk_create(
+        [finding_row(system, tools[f.tool_id].pk if f.tool_id else None, f, revision) for f in found], batch_size=1000
+    )
+    finding_counts_refresh(touched | set(in_pairs))
+
+
+def sibling_findings_refresh(system: str, *, model_id: str | None = None) -> int:
+    """Recompute the system's sibling findings over every pair of its current vectors (N × N) and mark them all
+    checked; returns the number of findings. Takes the import's per-system lock."""
+    with transaction.atomic():
+        state = CatalogState.objects.select_for_update().filter(system=system).first()
+        if state is None or state.current_revision is None:
+            return 0
+        # Marked before the vectors are read: one stored meanwhile is either read (and accounted for) or left
+        # unchecked for the next refresh, never marked without being scored.
+        ToolEmbedding.objects.filter(
+            model_id=model_id or configured_model_id(),
+            tool__system=system,
+            siblings_checked=False,
+            text_sha256=F("tool__rag_text_sha256"),
+        ).update(siblings_checked=True)
         pks = dict(Tool.objects.filter(system=system).live().values_list("declared_id", "pk"))
         return findings_store(
             view=lint_view_from_db(system), revision=state.current_revision, tool_pks=pks, only=[RULE]

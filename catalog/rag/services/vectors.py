@@ -40,22 +40,26 @@ class RefreshResult:
     systems: frozenset[str]
 
 
-def embeddings_refresh(tool_ids: Iterable[int], *, embedder: Embedder | None = None) -> RefreshResult:
+def embeddings_refresh(
+    tool_ids: Iterable[int], *, embedder: Embedder | None = None, force: bool = False
+) -> RefreshResult:
     """Embed the texts of `tool_ids` that have no vector yet (re-reading their newest text and the text in effect),
     each with its phrases, then delete the vectors of texts that are neither.
 
     Idempotent: a tool whose vectors already match its texts (and the model) is skipped, so a redelivered or
-    duplicated task costs two queries and no embedder call.
+    duplicated task costs two queries and no embedder call. `force` (`reembed --all`): embed every text again and
+    replace its vector in place, so that resolution keeps the old vector until the new one is stored.
     """
     embedder = embedder or get_embedder()
     model_id = embedder.model_id
     ids = sorted(set(tool_ids))
+    tools = embeddable_tools().filter(pk__in=ids)
     rows = list(
-        lacking_vectors(embeddable_tools().filter(pk__in=ids), model_id).values(
+        (tools if force else lacking_vectors(tools, model_id)).values(
             "pk", "system", "rag_description", "rag_keywords", "rag_text_sha256", "in_effect", "in_effect_text_sha256"
         )
     )
-    todo = _texts_to_embed(rows, model_id)
+    todo = _texts_to_embed(rows, model_id, force=force)
     if not todo:
         systems = frozenset(Tool.objects.filter(pk__in=ids).values_list("system", flat=True).distinct())
         return RefreshResult([], len(ids), systems)
@@ -86,7 +90,8 @@ def embeddings_refresh(tool_ids: Iterable[int], *, embedder: Embedder | None = N
             objs,
             update_conflicts=True,
             unique_fields=["tool", "model_id", "text_sha256"],
-            update_fields=["dim", "vector", "phrases", "phrase_scheme", "embedded_at"],
+            # A re-made vector is unchecked again: the sibling refresh after the change scores it.
+            update_fields=["dim", "vector", "phrases", "phrase_scheme", "embedded_at", "siblings_checked"],
         )
         _delete_unneeded_vectors(embedded, model_id)
     return RefreshResult(embedded, len(ids) - len(embedded), frozenset(r["system"] for r in rows))
@@ -119,14 +124,18 @@ def _delete_unneeded_vectors(tool_ids: Sequence[int], model_id: str) -> None:
         ToolEmbedding.objects.filter(pk__in=unneeded).delete()
 
 
-def _texts_to_embed(rows: Sequence[Mapping[str, Any]], model_id: str) -> list[tuple[int, str, str, Phrases]]:
+def _texts_to_embed(
+    rows: Sequence[Mapping[str, Any]], model_id: str, *, force: bool = False
+) -> list[tuple[int, str, str, Phrases]]:
     """(tool id, text hash, text, its phrases) of each text of `rows` with no vector of this phrase scheme for
-    the model yet."""
-    stored = set(
-        ToolEmbedding.objects.filter(
-            tool_id__in=[r["pk"] for r in rows], model_id=model_id, phrase_scheme=PHRASE_SCHEME
-        ).values_list("tool_id", "text_sha256")
-    )
+    the model yet (every text of `rows`, when forced)."""
+    stored: set[tuple[int, str]] = set()
+    if not force:
+        stored = set(
+            ToolEmbedding.objects.filter(
+                tool_id__in=[r["pk"] for r in rows], model_id=model_id, phrase_scheme=PHRASE_SCHEME
+            ).values_list("tool_id", "text_sha256")
+        )
     todo: list[tuple[int, str, str, Phrases]] = []
     for r in rows:
         sources = {r["rag_text_sha256"]: (r["rag_description"], r["rag_keywords"])}

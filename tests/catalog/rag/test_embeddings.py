@@ -11,9 +11,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from catalog.models import Finding, Tool, ToolEmbedding
+from catalog.rag import tasks
 from catalog.rag.domain.phrases import PHRASE_SCHEME, tool_phrases
 from catalog.rag.selectors.vectors import embedding_status, tools_needing_vectors
-from catalog.rag.services import siblings
 from catalog.rag.services.siblings import sibling_findings_refresh
 from catalog.rag.services.vectors import embeddings_refresh
 from catalog.rag.tasks import embed_tools, sweep_embeddings
@@ -169,14 +169,20 @@ def test_sibling_findings_are_refreshed_once_by_the_batch_that_completes_the_sys
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Refreshing after every batch made the follow-on work of an import grow with the square of its size."""
-    refreshed: list[str] = []
-    real = siblings.sibling_findings_refresh
-    monkeypatch.setattr(siblings, "sibling_findings_refresh", lambda system: refreshed.append(system) or real(system))
+    refreshed: list[tuple[str, int]] = []
+    real = tasks.sibling_findings_update
+
+    def counted(system: str, **kw: Any) -> int:
+        refreshed.append((system, checked := real(system, **kw)))
+        return checked
+
+    monkeypatch.setattr(tasks, "sibling_findings_update", counted)
     settings.CONDOR_EMBED_BATCH = 16
     reimport(demo_condor(), django_capture_on_commit_callbacks)
     assert len(counting_embedder.calls) > 3  # several batches …
-    assert refreshed == ["condor"]  # … one refresh, after the last
+    assert [system for system, _ in refreshed] == ["condor"]  # … one refresh, after the last
     assert Finding.objects.filter(rule="sibling-near-duplicate", tool__declared_id="listVisits").exists()
+    assert tasks.refresh_siblings("condor") == 0  # a duplicate refresh finds nothing left to check
 
 
 @pytest.mark.django_db
