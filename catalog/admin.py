@@ -26,6 +26,7 @@ from catalog.models import (
     CatalogState,
     Finding,
     ForcedFloor,
+    ImportJob,
     McpServer,
     MutatingCall,
     OwnershipRule,
@@ -133,6 +134,18 @@ class ToolChangeAdmin(ReadOnlyAdmin):
 @admin.register(CatalogState)
 class CatalogStateAdmin(ReadOnlyAdmin):
     list_display = ("system", "current_revision")
+
+
+@admin.register(ImportJob)
+class ImportJobAdmin(ReadOnlyAdmin):
+    # The manifest bytes (up to CONDOR_MAX_MANIFEST_BYTES) are never loaded for the list.
+    list_display = ("pk", "state", "via", "size_bytes", "created_at", "finished_at", "revision")
+    list_filter = ("state",)
+    list_select_related = ("revision",)
+    exclude = ("manifest",)
+
+    def get_queryset(self, request: HttpRequest) -> Any:
+        return super().get_queryset(request).defer("manifest")
 
 
 @admin.register(McpServer)

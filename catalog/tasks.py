@@ -8,9 +8,10 @@ from celery import shared_task
 from catalog.core.audit import audit_seal
 from catalog.mcp.tasks import reimport_server
 from catalog.rag.tasks import embed_tools, sweep_embeddings
+from catalog.services.import_jobs import run_import_job
 from catalog.usage.tasks import compact_usage
 
-__all__ = ["compact_usage", "embed_tools", "reimport_server", "seal_audit_log", "sweep_embeddings"]
+__all__ = ["compact_usage", "embed_tools", "reimport_server", "run_import_job", "seal_audit_log", "sweep_embeddings"]
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)

@@ -7,14 +7,16 @@ from datetime import datetime
 from django.conf import settings
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
+from django.urls import reverse
 from ninja import Path, Query, Router, Schema, Status
 
 from catalog.core.api_errors import ErrorOut
 from catalog.core.auth import ScopedBearer
 from catalog.domain.manifest import ManifestError
 from catalog.domain.vocabulary import SYSTEM_MAX, SYSTEM_PATTERN
-from catalog.models import CatalogRevision, ToolChange
+from catalog.models import CatalogRevision, ImportJob, ToolChange
 from catalog.selectors.effect import clinical_profiles_exist
+from catalog.services.import_jobs import import_job_create, import_job_phase, result_body
 from catalog.services.imports import catalog_import
 
 router = Router(tags=["catalog"], auth=ScopedBearer("catalog:read"))
@@ -27,7 +29,8 @@ SYSTEM_DOC = "condor, tucan or mcp:<server id>"
 MANIFEST_BODY = {
     "required": True,
     "description": "the manifest, `condor-catalog/v1` or `tucan-tools/v1` (TOOLS.md); at most "
-    f"{settings.CONDOR_MAX_MANIFEST_BYTES} bytes (CONDOR_MAX_MANIFEST_BYTES), refused with 413 above it",
+    f"{settings.CONDOR_MAX_MANIFEST_BYTES} bytes (CONDOR_MAX_MANIFEST_BYTES), refused with 413 above it; above "
+    f"{settings.CONDOR_ASYNC_IMPORT_BYTES} bytes (CONDOR_ASYNC_IMPORT_BYTES) a worker imports it (202, status URL)",
     "content": {
         "application/json": {
             "schema": {
@@ -68,6 +71,17 @@ class ImportOut(Schema):
     safety_relevant: list[str]
 
 
+class ImportJobOut(Schema):
+    job: int
+    state: str
+    phase: str
+    status_url: str
+    created_at: datetime
+    finished_at: datetime | None
+    result: ImportOut | None
+    errors: list[str]
+
+
 class ChangeOut(Schema):
     declared_id: str
     kind: str
@@ -82,10 +96,11 @@ class RevisionDetailOut(RevisionOut):
 
 @router.post(
     "/revisions",
-    response={200: ImportOut, 201: ImportOut, 403: ErrorOut, 413: ErrorOut, 422: ErrorOut},
+    response={200: ImportOut, 201: ImportOut, 202: ImportJobOut, 403: ErrorOut, 413: ErrorOut, 422: ErrorOut},
     summary="Import a catalog manifest (the request body is the manifest JSON)",
     description="403 also when the token has no owner once a clinical profile exists; 422 lists every problem "
-    "of a refused manifest in `errors`.",
+    "of a refused manifest in `errors`. A manifest above CONDOR_ASYNC_IMPORT_BYTES is imported by a worker: 202 "
+    "at once with the job and its `status_url` (GET it: phase, then the same result or errors).",
     openapi_extra={"requestBody": MANIFEST_BODY},
     # Importing replaces the whole catalog: a token that only reads or exports must not be able to.
     auth=ScopedBearer("catalog:write"),
@@ -112,8 +127,12 @@ def import_revision(request: HttpRequest) -> Status[dict[str, object]]:
                 "(its issuer owns it) or with `manage.py create_api_token --owner USERNAME`; nothing was changed"
             },
         )
+    via = f"api token {token.name}"
+    if size > settings.CONDOR_ASYNC_IMPORT_BYTES:
+        job = import_job_create(raw=request.body, via=via, imported_by=token.owner)
+        return Status(202, job_body(job))
     try:
-        result = catalog_import(raw=request.body, via=f"api token {token.name}", imported_by=token.owner)
+        result = catalog_import(raw=request.body, via=via, imported_by=token.owner)
     except ManifestError as exc:
         return Status(
             422,
@@ -122,16 +141,35 @@ def import_revision(request: HttpRequest) -> Status[dict[str, object]]:
                 "errors": exc.problems,
             },
         )
-    body = {
-        "unchanged": result.unchanged,
-        "summary": result.summary(),
-        "revision": result.revision,
-        "added": result.added,
-        "removed": result.removed,
-        "changed": result.changed,
-        "safety_relevant": result.safety_relevant,
+    return Status(200 if result.unchanged else 201, {**result_body(result), "revision": result.revision})
+
+
+def job_body(job: ImportJob) -> dict[str, object]:
+    """An import job as the API shows it; `result` is what the synchronous import would have answered."""
+    done = job.state == ImportJob.State.DONE
+    return {
+        "job": job.pk,
+        "state": job.state,
+        "phase": import_job_phase(job),
+        "status_url": reverse("api:import_job", kwargs={"job_id": job.pk}),
+        "created_at": job.created_at,
+        "finished_at": job.finished_at,
+        "result": {**job.result, "revision": job.revision} if done else None,
+        "errors": job.errors,
     }
-    return Status(200 if result.unchanged else 201, body)
+
+
+@router.get(
+    "/imports/{job_id}",
+    response={200: ImportJobOut, 404: ErrorOut},
+    summary="An import answered with 202: its state, phase and result",
+    url_name="import_job",
+    # The same scope as the import: the job holds the manifest until it ran.
+    auth=ScopedBearer("catalog:write"),
+)
+def import_job(request: HttpRequest, job_id: int = Path(..., ge=1, le=2**63 - 1)) -> dict[str, object]:
+    job = get_object_or_404(ImportJob.objects.select_related("revision").defer("manifest"), pk=job_id)
+    return job_body(job)
 
 
 @router.get("/revisions", response=list[RevisionOut], summary="Recent revisions, newest first")

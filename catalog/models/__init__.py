@@ -18,6 +18,7 @@ from catalog.models.catalog import (
 from catalog.models.console import UserPreference
 from catalog.models.floors import TierFloor
 from catalog.models.governance import Finding, RevisionReview, Severity, Waiver
+from catalog.models.imports import ImportJob
 from catalog.models.mcp import McpServer
 from catalog.models.rag import RetrievalEvaluation, ToolEmbedding
 from catalog.models.usage import CandidateSet, MutatingCall, TelemetrySource, ToolExecution, ToolUsage, UnknownToolName
@@ -39,6 +40,7 @@ __all__ = [
     "CatalogState",
     "Finding",
     "ForcedFloor",
+    "ImportJob",
     "McpServer",
     "MutatingCall",
     "OwnershipRule",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,11 +28,13 @@ from catalog.domain.policy import effective_policy_class, effective_retry_class,
 from catalog.domain.vocabulary import SAFETY_RELEVANT_SECTIONS, ChangeKind, Plane, ReviewState
 from catalog.models import CatalogRevision, CatalogState, OwnershipRule, Team, Tool, ToolChange
 from catalog.rag.domain.text import rag_text_hash
-from catalog.rag.selectors.siblings import sibling_pairs_for
 from catalog.rag.selectors.vectors import tools_needing_vectors
+from catalog.rag.services.siblings import siblings_mark_stale
 from catalog.rag.services.vectors import embeddings_enqueue
 from catalog.services.config_sections import config_changes_since, config_replace, ownership_sync, teams_sync
-from catalog.services.findings import findings_store, foreign_findings_refresh, lint_view_from_manifest
+from catalog.services.findings import foreign_findings_refresh
+from catalog.services.import_findings import import_findings_store
+from catalog.services.import_plan import FieldChanges, ToolPlan, tools_plan
 from catalog.services.import_progress import ImportProgress
 from catalog.services.mcp_servers import mcp_server_store
 
@@ -78,43 +81,32 @@ def derived_fields(descriptor: Descriptor, owner_rule: OwnershipRule | None) -> 
 
 
 def catalog_import(
-    *, raw: bytes, via: str, imported_by: User | None = None, actor: Actor | None = None
+    *,
+    raw: bytes,
+    via: str,
+    imported_by: User | None = None,
+    actor: Actor | None = None,
+    on_step: Callable[[str], None] | None = None,
 ) -> ImportResult:
     """Import a manifest. Raises ManifestError (nothing written) when it has any problem.
 
     `via` says how it arrived (cli, api token, demo); `actor` is who the audit log names (by default the
-    importing user, else `via`).
+    importing user, else `via`); `on_step` is told each step as it completes (an import job's status).
     """
     if actor is None:
         actor = Actor.for_user(imported_by) if imported_by is not None else Actor(label=via)
     with transaction.atomic():
-        return _import_locked(raw=raw, via=via, imported_by=imported_by, actor=actor)
+        return _import_locked(raw=raw, via=via, imported_by=imported_by, actor=actor, progress=ImportProgress(on_step))
 
 
-FieldChanges = dict[str, list[Any]]  # {field: [old, new]} of one tool
-
-
-@dataclass
-class ToolPlan:
-    """What an import does to a system's tools, worked out from the manifest before anything is written."""
-
-    added: list[tuple[Descriptor, FieldChanges]] = field(default_factory=list)  # ids the system never had
-    revived: list[tuple[Tool, Descriptor, FieldChanges]] = field(default_factory=list)  # retired, declared again
-    updated: list[tuple[Tool, Descriptor, FieldChanges]] = field(default_factory=list)  # live, declaration changed
-    retiring: list[Tool] = field(default_factory=list)  # live, absent from the manifest
-
-    @property
-    def empty(self) -> bool:
-        return not (self.added or self.revived or self.updated or self.retiring)
-
-
-def _import_locked(*, raw: bytes, via: str, imported_by: User | None, actor: Actor) -> ImportResult:
+def _import_locked(
+    *, raw: bytes, via: str, imported_by: User | None, actor: Actor, progress: ImportProgress
+) -> ImportResult:
     """The import inside its transaction, as its named steps: read and compare first (nothing written when
     nothing changed), then teams and rules, the revision, the tools, the configuration, findings, audit."""
     unchanged = _unchanged_current(raw)
     if unchanged is not None:
         return unchanged
-    progress = ImportProgress()
     manifest = _parse(raw)
     system = progress.system = manifest.system
     progress.step(f"read and checked {len(manifest.tools)} tool(s)")
@@ -122,8 +114,7 @@ def _import_locked(*, raw: bytes, via: str, imported_by: User | None, actor: Act
     if latest is not None and latest.manifest_sha256 == manifest.sha256:
         return ImportResult(system=system, revision=latest, unchanged=True)
     config_changes = config_changes_since(manifest, latest)
-    existing = {t.declared_id: t for t in Tool.objects.filter(system=system)}
-    plan = _plan_tools(manifest, existing)
+    plan, stored_pks = tools_plan(manifest, system)
     if plan.empty and not config_changes:
         return ImportResult(system=system, revision=latest, unchanged=True)
     progress.step(
@@ -141,7 +132,7 @@ def _import_locked(*, raw: bytes, via: str, imported_by: User | None, actor: Act
     touched = _update_tools(plan, revision, rule_index, changes, result)
     touched += _retire_tools(plan, revision, changes, result)
     if "ownership" in config_changes or "teams" in config_changes:
-        touched += _rederive_owners(existing, manifest, rule_index, touched)
+        touched += _rederive_owners(system, manifest, rule_index, touched)
     _save_tools(touched, changes)
     if {"profiles", "forcedFloors", "agents"} & set(config_changes):
         config_replace(manifest)
@@ -149,8 +140,10 @@ def _import_locked(*, raw: bytes, via: str, imported_by: User | None, actor: Act
     progress.step(f"wrote revision {revision.number} and its {len(changes)} change(s)")
 
     tool_pks = {t.declared_id: t.pk for t in created}
-    tool_pks.update({t.declared_id: t.pk for t in existing.values()})
-    _store_findings(manifest, revision, teams, rule_index, tool_pks)
+    tool_pks.update(stored_pks)
+    # Their vectors (and their stored siblings') are checked again by the worker's sibling refresh (catalog.rag).
+    siblings_mark_stale(system, plan.sibling_stale)
+    import_findings_store(manifest, revision, teams, rule_index, tool_pks, plan.sibling_stale)
     state.current_revision = revision
     state.save(update_fields=["current_revision"])
     mcp_server_store(manifest, revision)
@@ -197,24 +190,6 @@ def _lock_system(system: str) -> tuple[CatalogState, CatalogRevision | None]:
     return state, latest
 
 
-def _plan_tools(manifest: Manifest, existing: dict[str, Tool]) -> ToolPlan:
-    """Sort the manifest's tools against the system's stored ones (`existing`, by declared id, retired ones
-    included): added, revived, updated (content hash differs), and the live ones to retire."""
-    plan = ToolPlan()
-    seen: set[str] = set()
-    for descriptor in manifest.tools:
-        seen.add(descriptor.declared_id)
-        tool = existing.get(descriptor.declared_id)
-        if tool is None:
-            plan.added.append((descriptor, field_changes({}, descriptor.declared())))
-        elif tool.retired_in_id is not None:
-            plan.revived.append((tool, descriptor, field_changes(tool.declared(), descriptor.declared())))
-        elif tool.content_hash != descriptor.content_hash():
-            plan.updated.append((tool, descriptor, field_changes(tool.declared(), descriptor.declared())))
-    plan.retiring = [t for t in existing.values() if t.declared_id not in seen and t.retired_in_id is None]
-    return plan
-
-
 def _create_revision(
     manifest: Manifest,
     latest: CatalogRevision | None,
@@ -246,28 +221,31 @@ def _insert_tools(
     changes: list[ToolChange],
     result: ImportResult,
 ) -> list[Tool]:
-    """Insert the added tools (declared and derived columns) in one statement; record each one's change."""
-    created = Tool.objects.bulk_create(
-        [
-            Tool(
-                system=revision.system,
-                declared_id=d.declared_id,
-                content_hash=d.content_hash(),
-                first_revision=revision,
-                last_changed_revision=revision,
-                # A new tool has nothing in effect: it does not exist for a clinical profile until signed off.
-                in_effect=None,
-                awaiting_signoff=True,
-                **d.declared(),
-                **derived_fields(d, derive_owner(d.plane, d.module, rule_index)),
-            )
-            for d, _ in plan.added
-        ]
-    )
-    for tool, (descriptor, fields) in zip(created, plan.added, strict=True):
-        changes.append(_change(revision, tool, ChangeKind.ADDED, fields, None, descriptor.declared()))
+    """Insert the added tools (declared and derived columns) in batches; record each one's change (and mark the
+    tools whose change is safety-relevant before they are written, so no second statement revisits them)."""
+    tools = [
+        Tool(
+            system=revision.system,
+            declared_id=d.declared_id,
+            content_hash=d.content_hash(),
+            first_revision=revision,
+            last_changed_revision=revision,
+            # A new tool has nothing in effect: it does not exist for a clinical profile until signed off.
+            in_effect=None,
+            awaiting_signoff=True,
+            **d.declared(),
+            **derived_fields(d, derive_owner(d.plane, d.module, rule_index)),
+        )
+        for d, _ in plan.added
+    ]
+    for tool, (descriptor, fields) in zip(tools, plan.added, strict=True):
+        change = _change(revision, tool, ChangeKind.ADDED, fields, None, descriptor.declared())
+        if change.safety_relevant:
+            tool.safety_revision = revision
+        changes.append(change)
         result.added.append(descriptor.declared_id)
-    return created
+    # Batches: one INSERT of 50,000 rows binds millions of parameters (slower on PostgreSQL than 50 of 1,000).
+    return Tool.objects.bulk_create(tools, batch_size=1000)
 
 
 def _update_tools(
@@ -288,7 +266,10 @@ def _update_tools(
         tool.retired_in = None
         tool.last_changed_revision = revision
         touched.append(tool)
-        changes.append(_change(revision, tool, kind, fields, before, descriptor.declared()))
+        change = _change(revision, tool, kind, fields, before, descriptor.declared())
+        if change.safety_relevant:
+            tool.safety_revision = revision
+        changes.append(change)
         (result.added if kind == ChangeKind.ADDED else result.changed).append(descriptor.declared_id)
     return touched
 
@@ -303,13 +284,16 @@ def _retire_tools(
         tool.last_changed_revision = revision
         # Removing a tool strengthens the catalog: it takes effect now, for every profile.
         tool.awaiting_signoff = False
-        changes.append(_change(revision, tool, ChangeKind.REMOVED, field_changes(before, {}), before, None))
+        change = _change(revision, tool, ChangeKind.REMOVED, field_changes(before, {}), before, None)
+        if change.safety_relevant:
+            tool.safety_revision = revision
+        changes.append(change)
         result.removed.append(tool.declared_id)
     return list(plan.retiring)
 
 
 def _rederive_owners(
-    existing: dict[str, Tool],
+    system: str,
     manifest: Manifest,
     rule_index: dict[tuple[str, str], OwnershipRule],
     touched: list[Tool],
@@ -319,7 +303,7 @@ def _rederive_owners(
     touched_ids = {t.pk for t in touched}
     declared = {d.declared_id for d in manifest.tools}
     moved: list[Tool] = []
-    for tool in existing.values():
+    for tool in Tool.objects.filter(system=system):
         if tool.pk in touched_ids or tool.declared_id not in declared:
             continue
         rule = derive_owner(tool.plane, tool.module, rule_index)
@@ -348,6 +332,7 @@ _TOOL_UPDATE_FIELDS = [
     "in_effect_revision",
     "in_effect_text_sha256",
     "awaiting_signoff",
+    "safety_revision",
 ]
 
 
@@ -363,8 +348,8 @@ def _count_and_review(
 ) -> None:
     """Fill in the revision's counts and safety-relevant changes. A revision that leaves no tool awaiting sign-off
     (no change, or only strengthening ones) and changes no safety-relevant section is approved by itself, and says
-    so; one whose weakening change touches a tier-high tool needs two sign-offs. Marks the tools whose safety axes
-    changed."""
+    so; one whose weakening change touches a tier-high tool needs two sign-offs. (The tools whose safety axes
+    changed were marked as their changes were recorded.)"""
     system = revision.system
     live = Tool.objects.filter(system=system).live()
     revision.tool_count = live.count()
@@ -384,25 +369,6 @@ def _count_and_review(
         revision.review_state = ReviewState.APPROVED.value
         revision.auto_approved = True
     revision.save()
-    safety_ids = set(result.safety_relevant)
-    Tool.objects.filter(system=system, declared_id__in=safety_ids).update(safety_revision=revision)
-
-
-def _store_findings(
-    manifest: Manifest,
-    revision: CatalogRevision,
-    teams: dict[str, Team],
-    rule_index: dict[tuple[str, str], OwnershipRule],
-    tool_pks: dict[str, int],
-) -> None:
-    """Findings are recomputed here, in the import transaction, so listing them is a plain query."""
-    team_slugs = {t.pk: t.slug for t in teams.values()}
-    owners = {}
-    for d in manifest.tools:
-        rule = derive_owner(d.plane, d.module, rule_index)
-        owners[d.declared_id] = team_slugs[rule.team_id] if rule else None
-    view = lint_view_from_manifest(manifest, owners, sibling_pairs_for(manifest.system))
-    findings_store(view=view, revision=revision, tool_pks=tool_pks, record_on=revision)
 
 
 def _audit_import(

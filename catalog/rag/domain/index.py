@@ -52,6 +52,7 @@ class IndexedTool:
     has_text: bool
     row: int | None  # row in the system's vector matrix; None when missing or stale
     vector_state: str  # CURRENT | STALE | MISSING | NO_TEXT
+    text_sha256: str = ""  # the hash of the embedded text this declaration has (what its row's vectors came from)
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,9 @@ class SystemIndex:
     phrases: PhraseMatrix = field(init=False)
     lexical: LexicalIndex = field(init=False)
     _eligible: dict[str, tuple[dict[str, bool], np.ndarray]] = field(default_factory=dict)
+    # An index patched after a catalog change (`patched`) keeps the matrices it was made from: the rows it serves;
+    # None: every row.
+    serving: np.ndarray | None = None
 
     def __post_init__(self, phrase_vectors: PhraseMatrix | None, lexical_rows: LexicalIndex | None) -> None:
         if phrase_vectors is None:
@@ -115,7 +119,8 @@ class SystemIndex:
                 )
                 for t in self.tools
             }
-            cached = (by_key, np.array([by_key[t.key] for t in self.rows], dtype=bool))
+            mask = np.array([by_key.get(t.key, False) for t in self.rows], dtype=bool)
+            cached = (by_key, mask if self.serving is None else mask & self.serving)
             self._eligible[profile.slug] = cached
         return cached
 
@@ -128,6 +133,35 @@ class RagIndex:
     profiles: dict[str, IndexedProfile]
     # What is in effect (what clinical profiles see); the same object as in `systems` when nothing awaits sign-off.
     in_effect: dict[str, SystemIndex] = field(default_factory=dict)
+    # False: patched after a catalog change over the previous index's vectors (`patched`), until the exact one is
+    # built in the background.
+    exact: bool = True
 
     def served(self, system: str, *, clinical: bool) -> SystemIndex | None:
         return (self.in_effect if clinical else self.systems).get(system)
+
+
+def patched(
+    base: SystemIndex, tools: list[IndexedTool], floors: list[tuple[str, str, list[str]]], revision: object
+) -> SystemIndex:
+    """The system's tools now, over `base`'s matrices: at once after a catalog change, while the exact index is
+    built. A tool keeps its row only when it still declares the text the row's vectors came from (`tools` carry
+    the rows the caller kept); every other row of `base` (a tool retired, or whose text changed) is not served.
+    Eligibility, floors and declarations are the new catalog's; only the lexical idf is still `base`'s."""
+    rows = list(base.rows)
+    serving = np.zeros(len(rows), dtype=bool)
+    for t in tools:
+        if t.row is not None:
+            rows[t.row] = t
+            serving[t.row] = True
+    return SystemIndex(
+        tools=tools,
+        by_key={t.key: t for t in tools},
+        matrix=base.matrix,
+        rows=rows,
+        floors=floors,
+        revision=revision,
+        phrase_vectors=base.phrases,
+        lexical_rows=base.lexical,
+        serving=serving,
+    )

@@ -13,15 +13,18 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from django.conf import settings
+from django.db import connections
 from django.db.models import Max
 from scipy import sparse
 
 from catalog.core.cache import catalog_version
-from catalog.models import CatalogProfile, ForcedFloor, Tool, ToolEmbedding
+from catalog.models import Tool, ToolEmbedding
 from catalog.rag.domain.hybrid import phrase_matrix
-from catalog.rag.domain.index import CURRENT, IndexedProfile, IndexedTool, RagIndex, SystemIndex, vector_state
+from catalog.rag.domain.index import CURRENT, STALE, IndexedTool, RagIndex, SystemIndex, patched, vector_state
 from catalog.rag.domain.lexical import lexical_index, term_counts
 from catalog.rag.domain.phrases import PHRASE_SCHEME, lexical_text, tool_phrases
+from catalog.rag.selectors.index_catalog import CatalogPart, read_catalog
 
 _lock = threading.Lock()
 _cached: RagIndex | None = None
@@ -52,70 +55,129 @@ def _vectors_version(model_id: str) -> tuple[object, ...]:
     return (found["last"], found["top"])
 
 
-def rag_index(model_id: str) -> RagIndex:
-    """The index for the model, rebuilt when the catalog or the model's vectors changed since it was built."""
+def rag_index(model_id: str, *, background: bool | None = None) -> RagIndex:
+    """The index for the model, rebuilt when the catalog or the model's vectors changed since it was built.
+
+    `background` (default: the setting CONDOR_RAG_INDEX_BACKGROUND, off unless set): after a change, answer at
+    once and build the exact index in a thread. Only vectors changed: the index it replaces is served (its vectors
+    were current a moment ago; a tool whose newest vector it lacks is simply not retrieved yet). The catalog
+    changed: the index is first patched to the new catalog (`patched`: the changed tools re-read, each keeps its
+    row only while its text is the one embedded) and that is served, never a declaration no longer live or in
+    effect. Without `background` a catalog change waits for the rebuild, a vector change unless another thread
+    rebuilds."""
     global _cached
     version = (catalog_version(), model_id, _vectors_version(model_id))
     index = _cached
-    if index is not None and index.version == version:
+    if index is not None and index.version == version and index.exact:
         return index
-    # Only vectors changed (the worker stored some; the catalog, and so every tool's eligibility, did not): while
-    # another thread rebuilds, serve the index it replaces rather than wait seconds at 50,000 tools. Its vectors
-    # were current a moment ago, and a tool whose newest vector it lacks is simply not retrieved yet. A catalog
-    # change always waits for the rebuild: nothing is ever served from a catalog that is no longer live.
-    vectors_only = index is not None and index.version[:2] == version[:2]
-    if not _lock.acquire(blocking=not vectors_only):
+    later = bool(getattr(settings, "CONDOR_RAG_INDEX_BACKGROUND", False)) if background is None else background
+    same_catalog = index is not None and index.version[:2] == version[:2]
+    if same_catalog and later:
+        start_refresh(model_id)
+        assert index is not None
+        return index
+    if not _lock.acquire(blocking=not same_catalog):
         assert index is not None
         return index
     try:
-        if _cached is not None and _cached.version == version:
-            return _cached
-        _cached = _build(version, model_id)
+        current = _cached
+        if current is not None and current.version == version and (current.exact or later):
+            return current
+        if later and current is not None and current.version[:2] != version[:2]:
+            _cached = _patched(version, model_id, current)
+            start_refresh(model_id)
+        else:
+            _cached = _build(version, model_id)
         return _cached
     finally:
         _lock.release()
 
 
-@dataclass(frozen=True)
-class CatalogPart:
-    """What the index takes from the catalog (not from the vectors): read again only when the catalog version
-    changes, so a vector the worker stores costs a rebuild of the matrices, not a read of every tool."""
+_refreshing = threading.Event()
 
-    version: object
-    # system → [(tool, the declaration served, the hash of its embedded text)], newest import and in effect
-    newest: dict[str, list[tuple[Tool, dict[str, Any], str]]]
-    in_effect: dict[str, list[tuple[Tool, dict[str, Any], str]] | None]  # None: the same as the newest
-    floors: dict[str, list[tuple[str, str, list[str]]]]
-    revisions: dict[str, object]
-    profiles: dict[str, IndexedProfile]
+
+def _start_thread(model_id: str) -> None:
+    if _refreshing.is_set():
+        return
+    _refreshing.set()
+    threading.Thread(target=refresh, args=(model_id,), name="rag-index-refresh", daemon=True).start()
+
+
+start_refresh = _start_thread  # tests put their own in its place (a thread cannot see a test's transaction)
+
+
+def refresh(model_id: str, *, close: bool = True) -> None:
+    """Build the exact index until it is current (another change may land while it builds)."""
+    global _cached
+    try:
+        while True:
+            with _lock:
+                version = (catalog_version(), model_id, _vectors_version(model_id))
+                if _cached is not None and _cached.version == version and _cached.exact:
+                    return
+                _cached = _build(version, model_id)
+    finally:
+        _refreshing.clear()
+        if close:
+            connections.close_all()
 
 
 _catalog_part: CatalogPart | None = None
 
 
-def _read_catalog(version: object) -> CatalogPart:
-    newest: dict[str, list[tuple[Tool, dict[str, Any], str]]] = {}
-    in_effect: dict[str, list[tuple[Tool, dict[str, Any], str]] | None] = {}
-    for system, tools in _live_tools_by_system().items():
-        newest[system] = [(t, t.declared(), t.rag_text_sha256) for t in tools]
-        # Clinical profiles retrieve over what is in effect; the same index when nothing awaits sign-off.
-        awaiting = any(t.awaiting_signoff for t in tools)
-        in_effect[system] = (
-            [(t, t.in_effect, t.in_effect_text_sha256) for t in tools if t.in_effect] if awaiting else None
-        )
-    profiles = {
-        p.slug: IndexedProfile(p.slug, p.system, list(p.availabilities), list(p.includes), p.clinical)
-        for p in CatalogProfile.objects.all()
-    }
-    revisions = {str(row[0]): row[1] for row in catalog_version()}
-    return CatalogPart(version, newest, in_effect, _floors_by_system(), revisions, profiles)
+def _catalog(version: object) -> CatalogPart:
+    """The catalog part at `version`: the previous one with the changed tools read again."""
+    global _catalog_part
+    if _catalog_part is None or _catalog_part.version != version:
+        _catalog_part = read_catalog(version, _catalog_part)
+    return _catalog_part
+
+
+def _patched(version: tuple[object, ...], model_id: str, old: RagIndex) -> RagIndex:
+    part = _catalog(version[0])
+    systems: dict[str, SystemIndex] = {}
+    in_effect: dict[str, SystemIndex] = {}
+    for system, newest in part.newest.items():
+        floors, revision, changed = part.floors.get(system, []), part.revisions.get(system), part.changed[system]
+        base = old.systems.get(system)
+        systems[system] = _patched_system(base, newest, changed, floors, revision)
+        awaiting = part.in_effect[system]
+        if awaiting is None:
+            in_effect[system] = systems[system]
+        else:
+            base = old.in_effect.get(system, base)
+            in_effect[system] = _patched_system(base, awaiting, changed, floors, revision)
+    return RagIndex(version, model_id, systems, part.profiles, in_effect, exact=False)
+
+
+def _patched_system(
+    base: SystemIndex | None,
+    tools: list[tuple[Tool, dict[str, Any], str]],
+    changed: set[int],
+    floors: list[tuple[str, str, list[str]]],
+    revision: object,
+) -> SystemIndex:
+    """`tools` over `base`'s matrices: an unchanged tool as it was; a changed one with its row while its text is
+    the one embedded, else none (stale until the exact index, as after a fresh build before the worker ran)."""
+    if base is None:
+        base = SystemIndex([], {}, np.zeros((0, 1), dtype=np.float32), [], floors, revision)
+    before = {t.pk: t for t in base.tools}
+    indexed: list[IndexedTool] = []
+    for t, declared, text_sha in tools:
+        old = before.get(t.pk)
+        if old is not None and t.pk not in changed:
+            indexed.append(old)
+        elif old is not None and old.row is not None and old.text_sha256 == text_sha:
+            indexed.append(_indexed_tool(t, declared, text_sha, row=old.row, state=CURRENT))
+        else:
+            had = old is not None and old.vector_state in (CURRENT, STALE)
+            state = vector_state(text_sha, old.text_sha256 if had and old is not None else None)
+            indexed.append(_indexed_tool(t, declared, text_sha, row=None, state=STALE if state == CURRENT else state))
+    return patched(base, indexed, floors, revision)
 
 
 def _build(version: tuple[object, ...], model_id: str) -> RagIndex:
-    global _catalog_part
-    if _catalog_part is None or _catalog_part.version != version[0]:
-        _catalog_part = _read_catalog(version[0])
-    part = _catalog_part
+    part = _catalog(version[0])
     vectors = _stored_vectors(model_id)
     systems: dict[str, SystemIndex] = {}
     in_effect: dict[str, SystemIndex] = {}
@@ -156,20 +218,6 @@ def _stored_vectors(model_id: str) -> StoredVectors:
     for _, tool_id, sha, _ in listing:
         stored.setdefault(tool_id, {})[sha] = _pieces[(tool_id, sha)]
     return stored
-
-
-def _live_tools_by_system() -> dict[str, list[Tool]]:
-    grouped: dict[str, list[Tool]] = {}
-    for tool in Tool.objects.live().select_related("last_changed_revision").order_by("system", "declared_id"):
-        grouped.setdefault(tool.system, []).append(tool)
-    return grouped
-
-
-def _floors_by_system() -> dict[str, list[tuple[str, str, list[str]]]]:
-    floors: dict[str, list[tuple[str, str, list[str]]]] = {}
-    for floor in ForcedFloor.objects.order_by("system", "slug"):
-        floors.setdefault(floor.system, []).append((floor.slug, floor.trigger, list(floor.tool_ids)))
-    return floors
 
 
 def _system_index(
@@ -249,4 +297,5 @@ def _indexed_tool(t: Tool, declared: dict[str, Any], text_sha: str, *, row: int 
         has_text=bool(text_sha),
         row=row,
         vector_state=state,
+        text_sha256=text_sha,
     )
