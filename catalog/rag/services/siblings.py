@@ -1,7 +1,7 @@
 """Sibling near-duplicate findings, refreshed once per system after a change's vectors are all current.
 
-Each embedding batch that leaves its system with no pending vector schedules one refresh task (a short countdown,
-so batches finishing together and a burst of imports share it); the refresh scores only the vectors the findings
+Each embedding batch that leaves its system with no pending vector schedules one refresh task (batches finishing
+together may schedule two: the second finds nothing left); the refresh scores only the vectors the findings
 do not account for yet (`ToolEmbedding.siblings_checked` false: new or re-made vectors, and the tools whose
 siblings an import dropped) against the system's others, a C × N product, and replaces the findings that touch
 them. A duplicate refresh finds nothing unchecked and writes nothing. The full N × N recompute stays for
@@ -32,7 +32,6 @@ log = logging.getLogger(__name__)
 
 # By its registered name (catalog/rag/tasks.py), like EMBED_TOOLS_TASK: tasks call services, never the reverse.
 REFRESH_SIBLINGS_TASK = "catalog.rag.tasks.refresh_siblings"
-REFRESH_COUNTDOWN_SECONDS = 2.0
 _CHUNK = 500  # declared ids per IN list
 
 
@@ -48,8 +47,11 @@ def sibling_findings_after_batch(systems: frozenset[str], *, model_id: str) -> l
 
 
 def sibling_refresh_schedule(system: str) -> None:
+    # No countdown: a worker holds a message with an ETA unacknowledged until it runs, and kombu's Redis transport
+    # crashes the worker when the broker drops while it holds one (restore_unacked on a closed connection). The
+    # refresh is idempotent, so two batches finishing together cost one refresh and one no-op.
     try:
-        current_app.tasks[REFRESH_SIBLINGS_TASK].apply_async((system,), countdown=REFRESH_COUNTDOWN_SECONDS)
+        current_app.tasks[REFRESH_SIBLINGS_TASK].apply_async((system,))
     except (KombuOperationalError, OSError) as exc:  # the broker is down: the sweep finds the unchecked vectors
         log.warning("could not queue the sibling refresh of %s (%s); the sweep will", system, exc)
 
