@@ -434,6 +434,10 @@ CONDOR_OTLP_MAX_INFLATED_BYTES = int(os.environ.get("CONDOR_OTLP_MAX_INFLATED_BY
 CONDOR_OTLP_MAX_SPANS = int(os.environ.get("CONDOR_OTLP_MAX_SPANS", "20000"))
 CONDOR_OTLP_MAX_CONCURRENT = int(os.environ.get("CONDOR_OTLP_MAX_CONCURRENT", "4"))
 CONDOR_OTLP_RETRY_AFTER_SECONDS = int(os.environ.get("CONDOR_OTLP_RETRY_AFTER_SECONDS", "2"))
+# How long an export waits for a row or table lock (PostgreSQL's lock_timeout, inside its transaction) before it is
+# answered 503 + Retry-After and stores nothing: an exporter retries, a web process is not held behind a migration
+# or a long compaction. 0 waits as long as the lock is held.
+CONDOR_OTLP_LOCK_TIMEOUT_MS = int(os.environ.get("CONDOR_OTLP_LOCK_TIMEOUT_MS", "3000"))
 # Retention: minute rollups become hour rollups after CONDOR_USAGE_MINUTE_HOURS; hours (and spans older than this,
 # which are refused) are kept CONDOR_USAGE_RETENTION_DAYS; the newest CONDOR_USAGE_SAMPLES_PER_TOOL executions per
 # tool; a mutating tool's tool call ids CONDOR_USAGE_CALL_WINDOW_HOURS (what finds a retried write); served candidate

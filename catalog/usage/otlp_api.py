@@ -4,17 +4,20 @@ Collector's `otlphttp` exporter) sends its spans (TOOLS.md, "Runtime telemetry")
 As the OTLP specification has it: protobuf or JSON bodies, optionally gzip, answered 200 with an
 ExportTraceServiceResponse in the request's encoding (its `partial_success` counts and names the spans refused);
 400 for a body that is not an export (nothing stored); 413 above the caps; 415 for another content type; 429 with
-Retry-After when this process is already ingesting its share. A 4xx's body is a google.rpc.Status for a protobuf
+Retry-After when this process is already ingesting its share; 503 with Retry-After when the database is away or a
+lock was not granted in CONDOR_OTLP_LOCK_TIMEOUT_MS (nothing stored). A 4xx's body is a google.rpc.Status for a protobuf
 request; for a JSON one it is that Status's JSON (`code`, `message`) together with the API's error shape (`detail`).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from typing import Any
 
 from django.conf import settings
+from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 from ninja import Router
 from pydantic import BaseModel, Field
@@ -26,14 +29,15 @@ from catalog.usage.services.ingest import usage_ingest
 
 router = Router(tags=["telemetry"], auth=ScopedBearer("telemetry"))
 
-INVALID_ARGUMENT, RESOURCE_EXHAUSTED = 3, 8  # google.rpc.Code
+INVALID_ARGUMENT, RESOURCE_EXHAUSTED, UNAVAILABLE = 3, 8, 14  # google.rpc.Code
+log = logging.getLogger(__name__)
 _in_flight = threading.BoundedSemaphore(max(1, settings.CONDOR_OTLP_MAX_CONCURRENT))
 
 
 class OtlpErrorOut(ErrorOut):
     """A refused export, readable both as the API's error shape and as the google.rpc.Status OTLP specifies."""
 
-    code: int = Field(description="the google.rpc.Code: 3 invalid argument, 8 resource exhausted")
+    code: int = Field(description="the google.rpc.Code: 3 invalid argument, 8 resource exhausted, 14 unavailable")
     message: str = Field(description="the same text as `detail` (the Status field exporters log)")
 
 
@@ -90,6 +94,11 @@ ERROR_ANSWERS = {
         "this process is ingesting its share (CONDOR_OTLP_MAX_CONCURRENT); retry after `Retry-After` seconds",
         headers={"Retry-After": {"description": "seconds", "schema": {"type": "integer"}}},
     ),
+    503: _error_answer(
+        "the database is away or a lock was not granted within CONDOR_OTLP_LOCK_TIMEOUT_MS; nothing was stored, "
+        "retry after `Retry-After` seconds (OTLP exporters retry 503)",
+        headers={"Retry-After": {"description": "seconds", "schema": {"type": "integer"}}},
+    ),
 }
 
 
@@ -114,6 +123,7 @@ def _refusal(
         413: OtlpErrorOut,
         415: OtlpErrorOut,
         429: OtlpErrorOut,
+        503: OtlpErrorOut,
     },
     summary="Ingest OpenTelemetry spans (OTLP/HTTP); GenAI execute_tool spans are kept",
     description="The body is read raw, so ninja does not parse it; the OTLP specification defines it. 200 answers "
@@ -169,6 +179,17 @@ def _ingest(request: HttpRequest, kind: str) -> HttpResponse:
             "(CONDOR_OTLP_MAX_SPANS): send smaller batches; nothing was stored",
             code=RESOURCE_EXHAUSTED,
         )
-    result = usage_ingest(spans)
+    try:
+        result = usage_ingest(spans)
+    except (OperationalError, InterfaceError) as exc:
+        # In the export's encoding (a protobuf exporter reads a google.rpc.Status), unlike the API's JSON 503.
+        log.error("OTLP export of %d spans answered 503, database unavailable: %s", len(spans), exc)
+        return _refusal(
+            kind,
+            503,
+            "the database is unavailable or busy; nothing was stored: retry after Retry-After seconds",
+            code=UNAVAILABLE,
+            retry_after=settings.CONDOR_OTLP_RETRY_AFTER_SECONDS,
+        )
     answer = otlp.encode_response(kind, rejected=result.rejected, message=result.message())
     return HttpResponse(answer, content_type=kind, status=200)

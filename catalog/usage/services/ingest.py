@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F, Window
 from django.db.models.functions import Greatest, Least, RowNumber
 from django.utils import timezone
@@ -96,12 +96,22 @@ def usage_ingest(raw_spans: Iterable[RawSpan], *, now: datetime | None = None) -
             known.append((e, ref))
     result.unknown = len(unknown)
     with transaction.atomic():
+        _bounded_lock_wait()
         _record_sources(services, earliest, now)
         _record_rollups(known)
         _record_samples(known)
         result.warnings += record_unknown_names(unknown, dropped)
         result.findings = record_runtime_findings(known, index=index, now=now)
     return result
+
+
+def _bounded_lock_wait() -> None:
+    """On PostgreSQL, this transaction waits at most CONDOR_OTLP_LOCK_TIMEOUT_MS for any lock; past that the
+    database raises (an OperationalError), the transaction rolls back whole and the endpoint answers 503."""
+    timeout = settings.CONDOR_OTLP_LOCK_TIMEOUT_MS
+    if connection.vendor == "postgresql" and timeout > 0:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT set_config('lock_timeout', %s, true)", [f"{timeout}ms"])
 
 
 def _record_sources(services: dict[str, list[int]], earliest: dict[str, datetime], now: datetime) -> None:

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import gzip
+import threading
+import time
 from typing import Any
 
 import pytest
+from django.db import connection, connections, transaction
 from django.test import Client
+from google.rpc.status_pb2 import Status
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from catalog.models import TelemetrySource, ToolExecution, ToolUsage, UnknownToolName
 from catalog.services.imports import catalog_import
 from tests.catalog.usage.spans import as_json, as_protobuf, export, tool_span
-from tests.conftest import condor_manifest, encode
+from tests.conftest import condor_manifest, encode, requires_postgres
 
 URL = "/api/v1/otlp/v1/traces"
 PB = "application/x-protobuf"
@@ -168,3 +172,46 @@ def test_a_process_at_its_share_sheds_with_429_and_retry_after(client: Client, c
     assert response.status_code == 429 and response["Retry-After"] == "2"
     assert stored() == (0, 0, 0)
     assert post(client, token, as_protobuf(export([tool_span("prescribeMedication")]))).status_code == 200
+
+
+@requires_postgres
+@pytest.mark.django_db(transaction=True)
+def test_an_export_behind_a_held_lock_is_a_503_in_its_encoding_that_stores_nothing_then_a_retry_counts_once(
+    client: Client, catalog: None, token: str, settings: Any
+):
+    """A migration or a long compaction holds a table lock: the export waits CONDOR_OTLP_LOCK_TIMEOUT_MS, not
+    forever, and is answered 503 + Retry-After with a google.rpc.Status an exporter reads; the exporter's retry
+    after the lock is gone is counted, once."""
+    settings.CONDOR_OTLP_LOCK_TIMEOUT_MS = 300
+    body = as_protobuf(export([tool_span("prescribeMedication")], service="ward-runtime"))
+    held, release = threading.Event(), threading.Event()
+
+    def hold_the_lock() -> None:
+        try:
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute(f"LOCK TABLE {TelemetrySource._meta.db_table} IN ACCESS EXCLUSIVE MODE")
+                held.set()
+                release.wait(30)
+        finally:
+            connections.close_all()
+
+    holder = threading.Thread(target=hold_the_lock)
+    holder.start()
+    try:
+        assert held.wait(10)
+        started = time.monotonic()
+        refused = post(client, token, body)
+        waited = time.monotonic() - started
+    finally:
+        release.set()
+        holder.join(30)
+    assert refused.status_code == 503, refused.content
+    assert refused["Retry-After"] == str(settings.CONDOR_OTLP_RETRY_AFTER_SECONDS)
+    assert refused["Content-Type"] == PB
+    status = Status.FromString(refused.content)
+    assert status.code == 14 and "nothing was stored" in status.message
+    assert 0.25 < waited < 5, waited
+    assert stored() == (0, 0, 0) and not TelemetrySource.objects.exists()
+
+    assert post(client, token, body).status_code == 200
+    assert ToolExecution.objects.count() == 1 and TelemetrySource.objects.get().spans == 1
