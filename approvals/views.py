@@ -8,8 +8,9 @@ from datetime import datetime, time
 from typing import Any
 
 from django.contrib import messages
+from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseForbidden
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -179,7 +180,7 @@ def decide_view(request: HttpRequest, request_id: str) -> HttpResponse:
             item.form = None
         return render(request, "approvals/queue.html#row", {"item": item, "now": timezone.now()})
     if outcome.forbidden:
-        return HttpResponseForbidden(outcome.text)
+        raise PermissionDenied(outcome.text)
     if outcome.form is not None or outcome.edit is not None:
         # Rendered, not redirected: what was typed stays in the fields, each error beside its field. 400, as the
         # console's other refused forms answer (a client error; tests/test_access_matrix.py holds every POST to it).

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseForbidden
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
@@ -84,7 +85,7 @@ def verdict_view(request: HttpRequest) -> HttpResponse:
         )
     except VerdictRefused as exc:
         if exc.forbidden:
-            return HttpResponseForbidden(exc.message)
+            raise PermissionDenied(exc.message) from exc
         if exc.missing:
             raise Http404(exc.message) from exc
         for field, problem in exc.problems.items():

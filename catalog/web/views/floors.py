@@ -6,7 +6,8 @@ from typing import Any
 
 from django import forms
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseForbidden
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -160,7 +161,7 @@ def floor_add_view(request: HttpRequest) -> HttpResponse:
             floor = tier_floor_add(**form.cleaned_data, created_by=request.user)
         except FloorRefused as exc:
             if exc.forbidden:
-                return HttpResponseForbidden(exc.message)
+                raise PermissionDenied(exc.message) from exc
             _problems_to(form, exc)
             return _render(request, add=form, status=400)
         messages.success(request, _("Tier floor %(floor)s added.") % {"floor": floor.key})
@@ -185,7 +186,7 @@ def floor_change_view(request: HttpRequest, floor_id: int) -> HttpResponse:
             tier_floor_change(floor_id=floor.pk, **form.cleaned_data, changed_by=request.user)
         except FloorRefused as exc:
             if exc.forbidden:
-                return HttpResponseForbidden(exc.message)
+                raise PermissionDenied(exc.message) from exc
             _problems_to(form, exc)
             return _render(request, bound=(floor.pk, form), status=400)
         messages.success(request, _("Tier floor %(floor)s changed.") % {"floor": floor.key})
@@ -203,7 +204,7 @@ def floor_remove_view(request: HttpRequest, floor_id: int) -> HttpResponse:
             key = tier_floor_remove(floor_id=floor.pk, reason=form.cleaned_data["reason"], removed_by=request.user)
         except FloorRefused as exc:
             if exc.forbidden:
-                return HttpResponseForbidden(exc.message)
+                raise PermissionDenied(exc.message) from exc
             _problems_to(form, exc)
             return _render(request, bound=(floor.pk, form), status=400)
         messages.success(request, _("Tier floor %(floor)s removed.") % {"floor": key})

@@ -7,7 +7,7 @@ from typing import Any
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseForbidden
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -234,6 +234,6 @@ def waiver_revoke_view(request: HttpRequest, pk: int) -> HttpResponse:
         waiver_revoke(waiver_id=waiver.pk, revoked_by=request.user)
     except GovernanceRefused as exc:
         if exc.forbidden:
-            return HttpResponseForbidden(exc.message)
+            raise PermissionDenied(exc.message) from exc
         messages.error(request, exc.reason)
     return redirect("tool", system=waiver.tool.system, declared_id=waiver.tool.declared_id)

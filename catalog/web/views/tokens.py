@@ -7,8 +7,9 @@ from typing import Any
 
 from django import forms
 from django.contrib import messages
+from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -91,7 +92,7 @@ def token_create_view(request: HttpRequest) -> HttpResponse:
         )
     except TokenRefused as exc:
         if exc.forbidden:
-            return HttpResponseForbidden(exc.message)
+            raise PermissionDenied(exc.message) from exc
         for field, message in exc.problems.items():
             form.add_error(field, message)
         return _render(request, form)
@@ -107,7 +108,7 @@ def token_revoke_view(request: HttpRequest, token_id: int) -> HttpResponse:
         api_token_revoke(token_id=token.pk, revoked_by=request.user)
     except TokenRefused as exc:
         if exc.forbidden:
-            return HttpResponseForbidden(exc.message)
+            raise PermissionDenied(exc.message) from exc
         messages.error(request, exc.message)
     else:
         messages.success(request, _("Token “%(name)s” revoked: its next API call gets a 401.") % {"name": token.name})

@@ -137,6 +137,7 @@ def test_a_translator_may_not_judge(telemetry: UnknownToolName, make_user: Any):
     client = client_for(make_user, "tara", "translator")
     answer = client.post("/usage/unknown/verdict", {"name_id": telemetry.pk, "verdict": "ignore"})
     assert answer.status_code == 403
+    assert "This is not open to you" in answer.content.decode()  # the console's page with the way back, not bare text
     telemetry.refresh_from_db()
     assert telemetry.verdict == ""
     assert client.get("/usage/unknown/verdict").status_code == 405
