@@ -369,11 +369,16 @@ class Tool(models.Model):
             models.Index(fields=["retired_in"], name="tool_retired_idx"),
             # The catalog browser's sorts (catalog.selectors.catalog.SORTS), live tools only: a page, however deep,
             # reads the index in order instead of sorting the catalog. (system, declared_id) is the unique
-            # constraint's index; the trailing system makes every key unique, so pages never overlap.
+            # constraint's index; the trailing system makes every key unique, so pages never overlap; the id after
+            # it lets a page's ids come from the index alone (an index-only scan, CatalogRows; migration 0022).
             *(
-                models.Index(fields=[*columns, "declared_id", "system"], name=f"tool_live_{name}_idx", condition=LIVE)
+                models.Index(
+                    fields=[*columns, "declared_id", "system", "id"], name=f"tool_live_{name}_idx", condition=LIVE
+                )
                 for name, columns in SORTED_BY.items()
             ),
+            # A team's tools in the catalog's order (the team page, the catalog filtered by owner).
+            models.Index(fields=["owner", "declared_id", "system", "id"], name="tool_live_owner_idx", condition=LIVE),
             # Search: a trigram index over the upper-cased texts, the form Django's icontains compares (PostgreSQL
             # only: migration 0019 creates it there; SQLite scans).
             GinIndex(OpClass(Upper("search_text"), name="gin_trgm_ops"), name="tool_live_search_trgm", condition=LIVE),

@@ -5,12 +5,13 @@ Every function here runs a number of queries that does not depend on the catalog
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, overload
 
 from django.db import connection
-from django.db.models import Q, QuerySet
+from django.db.models import Count, Q, QuerySet, Subquery
 
 from catalog.core.cache import PerCatalogVersion, Version
 from catalog.domain.keys import canonical_key
@@ -73,7 +74,11 @@ def _annotated_live_tools_once() -> QuerySet[Any]:  # Tool rows with two annotat
             "metadata_ref",
             "source_path",
             "search_text",
+            # The revision's lists of findings it added and cleared: every finding of a first import (50,000
+            # tools: megabytes), decoded per row of a team page (240 of its 640 ms) and of an export.
             "safety_revision__config_changes",
+            "safety_revision__findings_added",
+            "safety_revision__findings_cleared",
         )
     )
 
@@ -98,7 +103,10 @@ def catalog_tools(filters: CatalogFilters) -> QuerySet[Tool]:
     if f.owner == UNOWNED:
         qs = qs.filter(owner__isnull=True)
     elif f.owner:
-        qs = qs.filter(owner__slug=f.owner)
+        # The team's id as a value (a subquery PostgreSQL runs first), not a join on its slug: with the value the
+        # planner reads the team's tools from tool_live_owner_idx in order; with the join it walked the whole
+        # catalog's id index to find a team's first 100 tools (95 ms at 50,000 tools, 0.3 ms so).
+        qs = qs.filter(owner=Subquery(Team.objects.filter(slug=f.owner).values("pk")[:1]))
     if f.mutating is not None:
         qs = qs.filter(is_mutating=f.mutating)
     if f.hitl == "none":
@@ -170,25 +178,84 @@ def catalog_rows(filters: CatalogFilters) -> QuerySet[Tool, dict[str, Any]]:
     return catalog_tools(filters).values(*TABLE_COLUMNS)
 
 
+def catalog_keys(filters: CatalogFilters) -> QuerySet[Tool, int]:
+    """The ids of catalog_tools in its order: what a page reads first (see CatalogRows)."""
+    return catalog_tools(filters).values_list("pk", flat=True)
+
+
+class CatalogRows:
+    """The table's rows for Django's Paginator (which counts with `count()` and reads a page with a slice).
+
+    A page is read in two steps: the ids of the page from the sort's index alone (`tool_live_<sort>_idx` holds the
+    sort key and the id, so OFFSET walks the index without touching the table), then those 50 rows with their
+    owner and sign-off by id. Read in one query, the joins ran for every row skipped: a deep page cost a walk of
+    the table and two joins per skipped row. The unfiltered catalog (or one system of it) is counted from the kept
+    figure: counting 50,000 live rows took 16-27 ms per page; any other filter counts for real."""
+
+    def __init__(self, filters: CatalogFilters, kept: KeptCatalog) -> None:
+        self.filters = filters
+        self._kept = kept
+
+    def count(self) -> int:
+        f = self.filters
+        if f == CatalogFilters(system=f.system, sort=f.sort):
+            return self._kept.live.get(f.system, 0) if f.system else sum(self._kept.live.values())
+        return catalog_tools(f).count()
+
+    def __len__(self) -> int:
+        return self.count()
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self[0 : self.count()])
+
+    @overload
+    def __getitem__(self, page: int) -> dict[str, Any]: ...
+    @overload
+    def __getitem__(self, page: slice) -> list[dict[str, Any]]: ...
+    def __getitem__(self, page: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(page, int):
+            return self[page : page + 1][0]
+        keys = list(catalog_keys(self.filters)[page])
+        if not keys:
+            return []
+        rows = {row["pk"]: row for row in Tool.objects.filter(pk__in=keys).values("pk", *TABLE_COLUMNS)}
+        return [rows[pk] for pk in keys if pk in rows]
+
+
 def plan_eligible_q(profile_slug: str) -> Q:
     """Plan eligibility as a filter: business plane, and an allowed availability or an explicit include."""
     profile = CatalogProfile.objects.filter(slug=profile_slug).first()
     return plan_eligible_q_for(profile) if profile else Q(pk__in=[])
 
 
+@dataclass(frozen=True)
+class KeptCatalog:
+    """What the catalog browser keeps per catalog version: the filter controls' values and the live tools per
+    system. Modules, teams, profiles and which tools are live are written by imports only (the admin shows them
+    read-only), so one small query a page checks them, and four rebuild them after an import."""
+
+    facets: dict[str, list[str]]
+    live: dict[str, int]
+
+
+def catalog_kept() -> KeptCatalog:
+    return _KEPT.get()
+
+
 def catalog_facets() -> dict[str, list[str]]:
-    """Values for the filter controls. Modules, teams and profiles are written by imports only (the admin shows
-    them read-only), so they are kept per catalog version: one small query, then three to rebuild."""
-    return _FACETS.get()
+    """Values for the filter controls (kept per catalog version, see KeptCatalog)."""
+    return _KEPT.get().facets
 
 
-def _facets_of(version: Version) -> dict[str, list[str]]:
-    return {
+def _kept_of(version: Version) -> KeptCatalog:
+    facets = {
         "modules": list(Tool.objects.live().order_by("module").values_list("module", flat=True).distinct()),
         "teams": list(Team.objects.order_by("slug").values_list("slug", flat=True)),
         "profiles": list(CatalogProfile.objects.order_by("slug").values_list("slug", flat=True)),
         "systems": catalog_systems(),
     }
+    live = Tool.objects.live().values("system").annotate(n=Count("pk")).order_by()
+    return KeptCatalog(facets=facets, live={row["system"]: row["n"] for row in live})
 
 
 def catalog_systems() -> list[str]:
@@ -197,7 +264,7 @@ def catalog_systems() -> list[str]:
     return sorted({"condor", "tucan", *CatalogState.objects.values_list("system", flat=True)})
 
 
-_FACETS = PerCatalogVersion(_facets_of)
+_KEPT = PerCatalogVersion(_kept_of)
 
 
 def plan_eligible_q_for(profile: CatalogProfile) -> Q:

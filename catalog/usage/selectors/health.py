@@ -15,7 +15,7 @@ from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Max, Min, Q, Sum
+from django.db.models import Exists, Max, Min, OuterRef, Q, QuerySet, Sum
 from django.db.models.functions import TruncHour
 from django.utils import timezone
 from django.utils.formats import date_format
@@ -187,25 +187,29 @@ class ToolFigures:
 @dataclass
 class TeamHealth:
     telemetry: Telemetry
-    tools: list[ToolFigures]
-    dead: list[ToolFigures]  # live tools with no call in the last `dead_days` days (or since telemetry began)
+    tools: list[ToolFigures]  # the team's first `shown` live tools in the catalog's order (id, then system)
+    dead: list[ToolFigures]  # the first `shown` live tools with no call in the last `dead_days` days
     dead_days: int
     # "dead": no call in `dead_days` days; "since-telemetry": telemetry began less than that ago, so the list
     # says "no call since telemetry began"; "no-telemetry": nothing was ever heard, so no tool is called dead.
     dead_mode: str
+    dead_count: int = 0  # all of them, listed or not
+
+
+# A team page lists this many tools' figures and dead tools; a team of thousands is browsed in the catalog.
+TEAM_TOOLS_SHOWN = 100
 
 
 def _sum(column: str, since: datetime) -> Sum:
     return Sum(f"usage__{column}", filter=Q(usage__bucket__gte=since), default=0)
 
 
-def team_health(team_pk: int, now: datetime | None = None) -> TeamHealth:
-    """Calls and errors per live tool of the team over 24 h and 7 d, and its dead tools: two queries."""
-    now = now or timezone.now()
+def _figures(tools: QuerySet[Tool], now: datetime) -> list[ToolFigures]:
+    """Calls and errors over 24 h and 7 d and the last call of `tools` (one query; only the names are read)."""
     day_since, week_since = _hour_bounds(now)[0], _day_bounds(now)[0]
-    tools = (
-        Tool.objects.live()
-        .filter(owner_id=team_pk)
+    annotated = (
+        Tool.objects.filter(pk__in=tools.values("pk"))
+        .only("system", "declared_id")
         .annotate(
             calls_day=_sum("calls", day_since),
             errors_day=_sum("errors", day_since),
@@ -213,21 +217,37 @@ def team_health(team_pk: int, now: datetime | None = None) -> TeamHealth:
             errors_week=_sum("errors", week_since),
             last_call=Max("usage__bucket", filter=Q(usage__calls__gt=0)),
         )
-        .order_by("system", "declared_id")
+        .order_by("declared_id", "system")
     )
-    figures = [
+    return [
         ToolFigures(t, t.calls_day, t.errors_day, t.calls_week, t.errors_week, t.last_call)  # type: ignore[attr-defined]
-        for t in tools
+        for t in annotated
     ]
+
+
+def team_health(team_pk: int, now: datetime | None = None, *, shown: int = TEAM_TOOLS_SHOWN) -> TeamHealth:
+    """Calls and errors of the team's first `shown` live tools over 24 h and 7 d, and its dead tools (the first
+    `shown` and how many): four queries, or one before any telemetry, whatever the team's size. Annotating every
+    tool of a team of 4,500 took 445 ms of a team page that lists 100 of them."""
+    now = now or timezone.now()
     heard = telemetry()
     days = dead_days()
-    cutoff = now - timedelta(days=days)
     if not heard.active:
-        mode, dead = "no-telemetry", []
-    else:
-        mode = "dead" if heard.first_seen is not None and heard.first_seen <= cutoff else "since-telemetry"
-        dead = [f for f in figures if f.last_call is None or f.last_call < cutoff]
-    return TeamHealth(telemetry=heard, tools=figures, dead=dead, dead_days=days, dead_mode=mode)
+        return TeamHealth(telemetry=heard, tools=[], dead=[], dead_days=days, dead_mode="no-telemetry")
+    cutoff = now - timedelta(days=days)
+    # The catalog's order (its team page lists the same first tools), which tool_live_owner_idx holds.
+    team_tools = Tool.objects.live().filter(owner_id=team_pk).order_by("declared_id", "system")
+    called = ToolUsage.objects.filter(tool=OuterRef("pk"), calls__gt=0, bucket__gte=cutoff)
+    dead = team_tools.filter(~Exists(called))
+    mode = "dead" if heard.first_seen is not None and heard.first_seen <= cutoff else "since-telemetry"
+    return TeamHealth(
+        telemetry=heard,
+        tools=_figures(team_tools[:shown], now),
+        dead=_figures(dead[:shown], now),
+        dead_days=days,
+        dead_mode=mode,
+        dead_count=dead.count(),
+    )
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from django.utils import timezone
 from catalog.core.access import page
 from catalog.domain.output_safety import csv_cell
 from catalog.models import Tool
-from catalog.selectors.catalog import SORTS, catalog_facets, catalog_rows, catalog_tools
+from catalog.selectors.catalog import SORTS, CatalogRows, catalog_facets, catalog_kept, catalog_tools
 from catalog.web.forms import CatalogFilterForm
 
 PAGE_SIZE = 50
@@ -43,16 +43,17 @@ EXPORT_COLUMNS = (
 )
 
 
-def _filter_form(request: HttpRequest) -> CatalogFilterForm:
+def _filter_form(request: HttpRequest, facets: dict[str, list[str]] | None = None) -> CatalogFilterForm:
     """The filters of the query string (the URL carries them, so a link shares the view)."""
-    return CatalogFilterForm(request.GET or None, facets=catalog_facets(), sorts=list(SORTS))
+    return CatalogFilterForm(request.GET or None, facets=facets or catalog_facets(), sorts=list(SORTS))
 
 
 @page("catalog")
 def catalog_page(request: HttpRequest) -> HttpResponse:
-    form = _filter_form(request)
+    kept = catalog_kept()
+    form = _filter_form(request, kept.facets)
     filters = form.filters()
-    tools = Paginator(catalog_rows(filters), PAGE_SIZE).get_page(request.GET.get("page"))
+    tools = Paginator(CatalogRows(filters, kept), PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)  # the pager adds its own
     sort_query = query.copy()

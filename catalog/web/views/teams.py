@@ -7,7 +7,7 @@ from django.shortcuts import get_object_or_404, render
 
 from catalog.core.access import page
 from catalog.models import Team
-from catalog.selectors.catalog import CatalogFilters, catalog_tools
+from catalog.selectors.catalog import CatalogFilters, catalog_rows, catalog_tools
 from catalog.selectors.teams import teams_overview
 from catalog.usage.selectors.health import team_health
 
@@ -22,7 +22,8 @@ def teams_page(request: HttpRequest) -> HttpResponse:
 @page("team")
 def team_page(request: HttpRequest, slug: str) -> HttpResponse:
     team = get_object_or_404(Team, slug=slug)
-    tools = catalog_tools(CatalogFilters(owner=slug))
+    owned = CatalogFilters(owner=slug)
+    tools = catalog_rows(owned)  # the catalog table's rows: plain dicts, no texts
     return render(
         request,
         "catalog/team.html",
@@ -31,8 +32,8 @@ def team_page(request: HttpRequest, slug: str) -> HttpResponse:
             # The first tools by id, and how many there are: a team of thousands is browsed in the catalog,
             # filtered by its owner (the link under the table), not listed here whole.
             "tools": list(tools[:TEAM_PAGE_TOOLS]),
-            "tool_count": tools.count(),
+            "tool_count": catalog_tools(owned).count(),  # over the team's index alone
             "rules": team.ownership_rules.order_by("system", "plane"),
-            "health": team_health(team.pk),
+            "health": team_health(team.pk, shown=TEAM_PAGE_TOOLS),
         },
     )

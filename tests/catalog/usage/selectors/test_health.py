@@ -120,7 +120,7 @@ def test_a_teams_tools_with_their_dead_ones(db: Any, extra: int, django_assert_m
     usage(tools["listActiveMedications"], NOW - timedelta(days=9), calls=100)  # counts for neither window
     usage(tools["prescribeMedication"], NOW - timedelta(days=15), calls=1)  # last call past the 14 days
 
-    with django_assert_max_num_queries(2):
+    with django_assert_max_num_queries(4):  # telemetry, the listed tools' figures, the dead ones', the dead count
         health = team_health(team.pk, now=NOW)
 
     rows = {f.tool.declared_id: f for f in health.tools}
@@ -132,6 +132,25 @@ def test_a_teams_tools_with_their_dead_ones(db: Any, extra: int, django_assert_m
     assert health.dead_mode == "dead" and health.dead_days == 14
     dead = [f.tool.declared_id for f in health.dead]
     assert "prescribeMedication" in dead and "listActiveMedications" not in dead and len(dead) == 1 + extra
+    assert health.dead_count == 1 + extra
+
+
+def test_a_large_team_lists_its_first_tools_and_counts_every_dead_one(db: Any, django_assert_max_num_queries):
+    many_tools(150)
+    team = Tool.objects.get(declared_id="listActiveMedications").owner
+    assert team is not None
+    heard(NOW - timedelta(days=30))
+    usage(Tool.objects.get(declared_id="medicationRead3"), NOW - timedelta(days=1), calls=2)
+    with django_assert_max_num_queries(4):
+        health = team_health(team.pk, now=NOW, shown=100)
+    listed = [f.tool.declared_id for f in health.tools]
+    # The catalog's order (declared id): the page lists the same first tools as the catalog filtered by the team.
+    assert len(listed) == 100 and listed == sorted(listed) and listed[0] == "listActiveMedications"
+    called = next(f for f in health.tools if f.tool.declared_id == "medicationRead3")
+    assert called.calls_week == 2
+    dead = [f.tool.declared_id for f in health.dead]
+    assert len(dead) == 100 and "medicationRead3" not in dead
+    assert health.dead_count == 152 - 1  # every live tool of the team but the one called, listed or not
 
 
 def test_dead_means_no_call_in_the_configured_days_and_not_before_telemetry(catalog: dict[str, Tool], settings: Any):
