@@ -70,12 +70,23 @@ def main() -> None:
     embedder = CheapEmbedder() if args.embedder == "cheap" else embedders.get_embedder()
     embedders.get_embedder = vectors.get_embedder = lambda: embedder  # type: ignore[assignment]
     embedders.configured_model_id = lambda: embedder.model_id  # type: ignore[assignment]
+    import catalog.rag.selectors.siblings as sibling_selectors
     import catalog.rag.selectors.vectors as vector_selectors
     import catalog.rag.services.siblings as sibling_services
     import catalog.rag.tasks as tasks
 
-    for module in (vector_selectors, sibling_services, tasks):
+    # Every module that asks for the configured model (the sibling selectors too: without them the refresh read
+    # the real model's vectors, found none, and the 50,000-tool figure left out the N × N product).
+    for module in (sibling_selectors, vector_selectors, sibling_services, tasks):
         module.configured_model_id = lambda: embedder.model_id  # type: ignore[attr-defined]
+    from django.core.management import call_command
+    from django.db import connection
+
+    if connection.vendor == "postgresql":  # a fresh catalog of `--tools` tools (as bench/rag_scale.py does)
+        with connection.cursor() as cursor:
+            cursor.execute("SET condor.allow_audit_truncate = 'on'")
+    call_command("flush", interactive=False, verbosity=0)
+    call_command("migrate", verbosity=0)
     app.conf.task_always_eager = False  # the import's own enqueue goes nowhere: the rounds below do the work
     catalog_import(raw=json.dumps(make_manifest(args.tools)).encode(), via="bench")
     app.conf.task_always_eager, app.conf.task_eager_propagates = True, True  # apply_async of the refresh runs here

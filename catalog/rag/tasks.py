@@ -39,7 +39,7 @@ log = logging.getLogger(__name__)
 )
 def embed_tools(tool_ids: list[int]) -> int:
     result = embeddings_refresh(tool_ids)
-    sibling_findings_after_batch(result.systems, model_id=configured_model_id())
+    sibling_findings_after_batch(result.systems, model_id=configured_model_id(), after=max(tool_ids, default=None))
     return len(result.embedded)
 
 

@@ -21,12 +21,12 @@ from kombu.exceptions import OperationalError as KombuOperationalError
 
 from catalog.domain import rules
 from catalog.models import CatalogRevision, CatalogState, Finding, Tool, ToolEmbedding
-from catalog.rag.domain.siblings import SiblingDelta, sibling_delta
+from catalog.rag.domain.siblings import SiblingDelta, near_duplicate_pairs, sibling_delta
 from catalog.rag.embedders import configured_model_id
 from catalog.rag.selectors.siblings import RULE, SystemVectors, stored_sibling_pairs, system_vectors
 from catalog.rag.selectors.vectors import vectors_pending
 from catalog.services.finding_counts import finding_counts_refresh
-from catalog.services.findings import descriptor_of, finding_row, findings_store, lint_view_from_db
+from catalog.services.findings import descriptor_of, finding_row, findings_store
 
 log = logging.getLogger(__name__)
 
@@ -35,12 +35,13 @@ REFRESH_SIBLINGS_TASK = "catalog.rag.tasks.refresh_siblings"
 _CHUNK = 500  # declared ids per IN list
 
 
-def sibling_findings_after_batch(systems: frozenset[str], *, model_id: str) -> list[str]:
+def sibling_findings_after_batch(systems: frozenset[str], *, model_id: str, after: int | None = None) -> list[str]:
     """After an embedding batch committed: schedule the sibling refresh of each of `systems` whose vectors are now
-    all current; returns those. Of two batches finishing together both may schedule it; the later refresh
+    all current; returns those. `after`: the batch's highest tool id (where the tools still waiting are).
+    Of two batches finishing together both may schedule it; the later refresh
     finds nothing left to check. A batch that fails leaves its system pending until its retry (or the sweep)
     completes it, and that one schedules."""
-    done = [system for system in sorted(systems) if not vectors_pending(system, model_id=model_id)]
+    done = [system for system in sorted(systems) if not vectors_pending(system, model_id=model_id, after=after)]
     for system in done:
         sibling_refresh_schedule(system)
     return done
@@ -134,7 +135,11 @@ def _findings_replace(system: str, revision: CatalogRevision, vectors: SystemVec
 
 def sibling_findings_refresh(system: str, *, model_id: str | None = None) -> int:
     """Recompute the system's sibling findings over every pair of its current vectors (N × N) and mark them all
-    checked; returns the number of findings. Takes the import's per-system lock."""
+    checked; returns the number of findings. Takes the import's per-system lock.
+
+    The rule reads only the pairs and the tools in them, so only those tools are read (not the whole stored
+    catalog: 50,000 tools' descriptors cost seconds); the findings are stored as a difference."""
+    model_id = model_id or configured_model_id()
     with transaction.atomic():
         state = CatalogState.objects.select_for_update().filter(system=system).first()
         if state is None or state.current_revision is None:
@@ -142,12 +147,22 @@ def sibling_findings_refresh(system: str, *, model_id: str | None = None) -> int
         # Marked before the vectors are read: one stored meanwhile is either read (and accounted for) or left
         # unchecked for the next refresh, never marked without being scored.
         ToolEmbedding.objects.filter(
-            model_id=model_id or configured_model_id(),
+            model_id=model_id,
             tool__system=system,
             siblings_checked=False,
             text_sha256=F("tool__rag_text_sha256"),
         ).update(siblings_checked=True)
-        pks = dict(Tool.objects.filter(system=system).live().values_list("declared_id", "pk"))
-        return findings_store(
-            view=lint_view_from_db(system), revision=state.current_revision, tool_pks=pks, only=[RULE]
+        vectors = system_vectors(system, model_id=model_id)
+        pairs = (
+            near_duplicate_pairs(vectors.declared, vectors.matrix, settings.CONDOR_SIBLING_THRESHOLD)
+            if len(vectors.tool_pks) > 1
+            else []
         )
+        pk_of = dict(zip(vectors.declared, vectors.tool_pks, strict=True))
+        named = sorted({pk_of[a] for a, _, _ in pairs} | {pk_of[b] for _, b, _ in pairs})
+        tools = [t for at in range(0, len(named), _CHUNK) for t in Tool.objects.filter(pk__in=named[at : at + _CHUNK])]
+        view = rules.LintCatalog(
+            system=system, tools=[rules.LintTool(descriptor_of(t), None) for t in tools], sibling_pairs=pairs
+        )
+        pks = {t.declared_id: t.pk for t in tools}
+        return findings_store(view=view, revision=state.current_revision, tool_pks=pks, only=[RULE])

@@ -14,7 +14,7 @@ from django.utils import timezone
 from catalog.models import Finding, Tool, ToolEmbedding
 from catalog.rag import tasks
 from catalog.rag.domain.phrases import PHRASE_SCHEME, tool_phrases
-from catalog.rag.selectors.vectors import embedding_status, tools_needing_vectors
+from catalog.rag.selectors.vectors import embeddable_tools, embedding_status, tools_needing_vectors, vectors_pending
 from catalog.rag.services.siblings import sibling_findings_refresh
 from catalog.rag.services.vectors import embeddings_refresh
 from catalog.rag.tasks import embed_tools, sweep_embeddings
@@ -224,3 +224,19 @@ def test_a_vector_made_before_phrases_keeps_serving_and_the_sweep_adds_its_phras
     assert counting_embedder.texts == pieces_of(vitals)
     row = ToolEmbedding.objects.get(tool=vitals)
     assert row.phrase_scheme == PHRASE_SCHEME and len(row.phrases) == len(phrases.all) * row.dim * 4
+
+
+@pytest.mark.django_db
+def test_pending_is_read_just_after_the_batch_first_and_over_the_system_otherwise(demo_embedded: None) -> None:
+    """Asked after every batch: the next batch's tools wait right after it (one read of a window of ids); a tool
+    waiting anywhere else is still found (a read of the whole system), and nothing waiting is answered false."""
+    ids = sorted(embeddable_tools().filter(system="condor").values_list("pk", flat=True))
+    assert not vectors_pending("condor", after=ids[0])
+    ToolEmbedding.objects.filter(tool_id=ids[-1]).delete()
+    with CaptureQueriesContext(connection) as queries:
+        assert vectors_pending("condor", after=ids[-2])  # in the window after the batch: one query
+    assert len(queries) == 1
+    with CaptureQueriesContext(connection) as queries:
+        assert vectors_pending("condor", after=ids[-1])  # past the window's start: the whole system is read
+    assert len(queries) == 2
+    assert vectors_pending("condor") and not vectors_pending("tucan", after=ids[-2])
