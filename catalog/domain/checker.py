@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cache, cached_property
 from typing import Any
 
 
@@ -17,8 +18,18 @@ class CharacterSet:
     pattern: str
     rule: str
 
+    @cached_property
+    def _compiled(self) -> re.Pattern[str]:
+        return re.compile(self.pattern)
+
     def allows(self, value: str) -> bool:
-        return re.fullmatch(self.pattern, value) is not None
+        return self._compiled.fullmatch(value) is not None
+
+
+@cache
+def _enum_values(allowed: type[StrEnum]) -> tuple[str, ...]:
+    """An enum's values, in declaration order (listing an enum class on every check cost more than the check)."""
+    return tuple(member.value for member in allowed)
 
 
 class Checker:
@@ -77,7 +88,10 @@ class Checker:
                 join_key(where, key), f"expected a string{' or null' if nullable else ''}, got {type_name(value)}"
             )
             return None if nullable else default
-        self.text(value, join_key(where, key), max_length=max_length, chars=chars)
+        if (max_length is not None and len(value) > max_length) or (
+            chars is not None and value and not chars.allows(value)
+        ):
+            self.text(value, join_key(where, key), max_length=max_length, chars=chars)  # the location only then
         return value
 
     def text(self, value: str, where: str, *, max_length: int | None = None, chars: CharacterSet | None = None) -> bool:
@@ -126,7 +140,7 @@ class Checker:
         value = self.string(obj, key, where, nullable=nullable, default=default)
         if value is None or (key not in obj):
             return value
-        values = [member.value for member in allowed]
+        values = _enum_values(allowed)
         if value not in values:
             self.problem(join_key(where, key), f"unknown value {value!r}; expected one of {', '.join(values)}")
             return None if nullable else default
@@ -146,7 +160,10 @@ class Checker:
         out: list[str] = []
         for i, item in enumerate(items):
             if isinstance(item, str):
-                if self.text(item, f"{where}[{i}]", max_length=max_length, chars=chars):
+                fits = (max_length is None or len(item) <= max_length) and (
+                    chars is None or not item or chars.allows(item)
+                )
+                if fits or self.text(item, f"{where}[{i}]", max_length=max_length, chars=chars):
                     out.append(item)
             else:
                 self.problem(f"{where}[{i}]", f"expected a string, got {type_name(item)}")

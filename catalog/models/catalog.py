@@ -171,6 +171,13 @@ class CatalogRevision(models.Model):
     )
     findings_added = models.JSONField(default=list, blank=True, help_text="[rule, declared id] this import added")
     findings_cleared = models.JSONField(default=list, blank=True, help_text="[rule, declared id] this import cleared")
+    lint_fingerprint = models.CharField(
+        max_length=64,
+        blank=True,
+        default="",
+        help_text="the rules' code that made the stored findings (catalog.domain.rules.scope): an import keeps an "
+        "unchanged tool's findings only under the same code",
+    )
     superseded_by = models.ForeignKey(
         "self",
         null=True,

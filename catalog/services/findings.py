@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q, QuerySet
 
 from catalog.domain import rules
 from catalog.domain.descriptor import Descriptor
@@ -14,6 +15,7 @@ from catalog.domain.manifest import Agent as AgentSpec
 from catalog.domain.manifest import ForcedFloor as FloorSpec
 from catalog.domain.manifest import Manifest
 from catalog.domain.manifest import Profile as ProfileSpec
+from catalog.domain.rules.scope import lint_fingerprint
 from catalog.domain.vocabulary import MCP_SYSTEM_PREFIX, mcp_server_of
 from catalog.models import Agent, CatalogProfile, CatalogRevision, CatalogState, Finding, ForcedFloor, Tool
 from catalog.rag.selectors.siblings import sibling_pairs_for
@@ -96,10 +98,11 @@ def findings_store(
 
     A diff writer: a finding that is still found is kept as it is (its `revision` is the one that first found it),
     gone ones are deleted and new ones inserted, and only the tools whose findings changed are recounted. A
-    10-tool change to a 50,000-tool catalog so writes what changed, not every finding of the system again."""
+    10-tool change to a 50,000-tool catalog so writes what changed, not every finding of the system again.
+    With `view.only_tools` (an import that re-lints only the tools it changed, catalog.domain.rules.scope) the local
+    rules' findings of the other tools are kept unread; the count returned is then of the lint that ran."""
     found = rules.lint(view, only=only)
-    # The runtime rules' findings are evidence of what ran (catalog.usage): no re-lint of declarations replaces them.
-    replaced = Finding.objects.filter(system=view.system, rule__in=list(only or rules.declaration_rules()))
+    replaced = _replaced(view, list(only or rules.declaration_rules()))
     stored = list(
         replaced.values_list("pk", "rule", "tool_id", "tool__declared_id", "severity", "message", "details", "text")
     )
@@ -133,6 +136,20 @@ def findings_store(
 
 
 _DELETE_CHUNK = 2000  # finding pks per DELETE: a bounded IN list on every backend
+
+
+def _replaced(view: rules.LintCatalog, rule_ids: list[str]) -> QuerySet[Finding]:
+    """The stored findings the lint of `view` replaces: those of `rule_ids` (the runtime rules' findings are
+    evidence of what ran, catalog.usage: no re-lint of declarations replaces them); with `view.only_tools`, the
+    local rules' findings of those tools only (the others' are kept as they are)."""
+    replaced = Finding.objects.filter(system=view.system)
+    if view.only_tools is None:
+        return replaced.filter(rule__in=rule_ids)
+    local = set(rules.local_rules())
+    return replaced.filter(
+        Q(rule__in=[r for r in rule_ids if r not in local])
+        | Q(rule__in=[r for r in rule_ids if r in local], tool__declared_id__in=sorted(view.only_tools))
+    )
 
 
 def _finding_key(
@@ -170,7 +187,10 @@ def findings_recompute(system: str) -> int:
         return 0
     view = lint_view_from_db(system)
     pks = dict(Tool.objects.filter(system=system).live().values_list("declared_id", "pk"))
-    return findings_store(view=view, revision=state.current_revision, tool_pks=pks)
+    count = findings_store(view=view, revision=state.current_revision, tool_pks=pks)
+    # Every declaration rule's findings are now this code's: the next import may keep those of unchanged tools.
+    CatalogRevision.objects.filter(pk=state.current_revision.pk).update(lint_fingerprint=lint_fingerprint())
+    return count
 
 
 # The rules that read other catalogs' names (`LintCatalog.foreign_names`): what an MCP tool may shadow.

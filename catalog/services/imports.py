@@ -25,6 +25,7 @@ from catalog.domain.manifest import Manifest, load_manifest, manifest_sha256
 from catalog.domain.mcp import PIN_FIELDS
 from catalog.domain.ownership import derive_owner
 from catalog.domain.policy import effective_policy_class, effective_retry_class, is_mutating
+from catalog.domain.rules.scope import lint_fingerprint
 from catalog.domain.vocabulary import SAFETY_RELEVANT_SECTIONS, ChangeKind, Plane, ReviewState
 from catalog.models import CatalogRevision, CatalogState, OwnershipRule, Team, Tool, ToolChange
 from catalog.rag.domain.text import rag_text_hash
@@ -33,7 +34,7 @@ from catalog.rag.services.siblings import siblings_mark_stale
 from catalog.rag.services.vectors import embeddings_enqueue
 from catalog.services.config_sections import config_changes_since, config_replace, ownership_sync, teams_sync
 from catalog.services.findings import foreign_findings_refresh
-from catalog.services.import_findings import import_findings_store
+from catalog.services.import_findings import import_findings_store, lint_scope
 from catalog.services.import_plan import FieldChanges, ToolPlan, tools_plan
 from catalog.services.import_progress import ImportProgress
 from catalog.services.mcp_servers import mcp_server_store
@@ -117,6 +118,7 @@ def _import_locked(
     plan, stored_pks = tools_plan(manifest, system)
     if plan.empty and not config_changes:
         return ImportResult(system=system, revision=latest, unchanged=True)
+    lint_tools = lint_scope(manifest, plan, latest, config_changes)  # before the plan's tools are changed
     progress.step(
         f"compared: {len(plan.added) + len(plan.revived)} to add, {len(plan.updated)} changed, "
         f"{len(plan.retiring)} to retire"
@@ -143,7 +145,7 @@ def _import_locked(
     tool_pks.update(stored_pks)
     # Their vectors (and their stored siblings') are checked again by the worker's sibling refresh (catalog.rag).
     siblings_mark_stale(system, plan.sibling_stale)
-    import_findings_store(manifest, revision, teams, rule_index, tool_pks, plan.sibling_stale)
+    import_findings_store(manifest, revision, teams, rule_index, tool_pks, plan.sibling_stale, lint_tools)
     state.current_revision = revision
     state.save(update_fields=["current_revision"])
     mcp_server_store(manifest, revision)
@@ -211,6 +213,7 @@ def _create_revision(
         baseline_count=manifest.baseline_count,
         tool_count=0,
         config_changes=config_changes,
+        lint_fingerprint=lint_fingerprint(),  # the findings this import stores are made by the rules' code running
     )
 
 

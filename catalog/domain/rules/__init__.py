@@ -19,6 +19,7 @@ from catalog.domain.rules.base import (
     Severity,
     declaration_rules,
     lint,
+    local_rules,
     rule,
 )
 from catalog.domain.rules.text import RAG_SHAPE, REQUIRED_KEYWORD_LANGUAGES, rag_shape_problem
@@ -46,5 +47,6 @@ __all__ = [
     "rule",
     "runtime",
     "declaration_rules",
+    "local_rules",
     "text",
 ]

@@ -8,7 +8,7 @@ modules of this package; `lint` runs every registered rule.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
@@ -47,6 +47,10 @@ class LintCatalog:
     # Every live tool of the other systems as (system, name) for each spelling a client may call it by
     # (declared id, LLM name, aliases): what an MCP server's tool may shadow (catalog.domain.rules.mcp).
     foreign_names: tuple[tuple[str, str], ...] = ()
+    # When set, the tool-local rules (`Rule.local`) check only these declared ids: an import re-lints the tools it
+    # changed and keeps the stored findings of the others (catalog.domain.rules.scope decides which ids). The
+    # catalog-wide rules always read every tool (`lint` hands them the whole view).
+    only_tools: frozenset[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -70,18 +74,25 @@ class Rule:
     # Found in what the runtime reported it did (catalog.usage), not in declarations: `lint` never runs it, an
     # import never replaces its findings (TOOLS.md, "Runtime telemetry").
     runtime: bool = False
+    # Tool-local: a tool's findings depend only on its own descriptor and owner (and the catalog's system), so an
+    # unchanged tool's stored findings stay right. llm-text-manipulation also reads the catalog's names: its
+    # scope adds the tools whose texts mention a name that came, went or moved (catalog.domain.rules.scope).
+    local: bool = False
 
 
 RULES: dict[str, Rule] = {}
 
 
-def rule(rule_id: str, severity: Severity, title: str, *, waivable: bool = True) -> Callable[..., Any]:
-    """Register a check. The id is what waivers, the API and `lint_catalog` name."""
+def rule(
+    rule_id: str, severity: Severity, title: str, *, waivable: bool = True, local: bool = False
+) -> Callable[..., Any]:
+    """Register a check. The id is what waivers, the API and `lint_catalog` name. `local`: see `Rule.local` (a
+    local check reads the catalog's tools only through `_each`)."""
 
     def register(check: Callable[[LintCatalog], Iterable[Finding]]) -> Callable[[LintCatalog], Iterable[Finding]]:
         if rule_id in RULES:
             raise ValueError(f"rule {rule_id!r} registered twice")
-        RULES[rule_id] = Rule(rule_id, severity, title, waivable, check)
+        RULES[rule_id] = Rule(rule_id, severity, title, waivable, check, local=local)
         return check
 
     return register
@@ -99,10 +110,17 @@ def declaration_rules() -> list[str]:
     return [r.id for r in RULES.values() if not r.runtime]
 
 
+def local_rules() -> list[str]:
+    """The declaration rules whose findings are per tool (`Rule.local`)."""
+    return [r.id for r in RULES.values() if r.local and not r.runtime]
+
+
 def lint(catalog: LintCatalog, *, only: Iterable[str] | None = None) -> list[Finding]:
-    """Every finding of every registered declaration rule (or of `only`), errors first, then by rule and tool."""
+    """Every finding of every registered declaration rule (or of `only`), errors first, then by rule and tool.
+    With `catalog.only_tools`, the local rules' findings are those of these tools only."""
     selected = [RULES[r] for r in only] if only is not None else [r for r in RULES.values() if not r.runtime]
-    findings = [f for r in selected for f in r.check(catalog)]
+    whole = replace(catalog, only_tools=None) if catalog.only_tools is not None else catalog
+    findings = [f for r in selected for f in r.check(catalog if r.local else whole)]
     order = {Severity.ERROR.value: 0, Severity.WARNING.value: 1}
     return sorted(findings, key=lambda f: (order[f.severity], f.rule, f.tool_id or ""))
 
@@ -114,5 +132,7 @@ def _finding(r: str, tool: Descriptor | None, message: Message, **details: Any) 
 
 
 def _each(catalog: LintCatalog) -> Iterator[tuple[Descriptor, str | None]]:
+    only = catalog.only_tools
     for t in catalog.tools:
-        yield t.descriptor, t.owner
+        if only is None or t.descriptor.declared_id in only:
+            yield t.descriptor, t.owner

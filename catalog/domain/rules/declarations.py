@@ -16,7 +16,7 @@ from catalog.domain.vocabulary import Availability, Plane, PolicyClass, RetryCla
 # --- errors ----------------------------------------------------------------------------------------
 
 
-@rule("mutate-without-hitl", Severity.ERROR, N_("Mutation without a HITL tier"), waivable=False)
+@rule("mutate-without-hitl", Severity.ERROR, N_("Mutation without a HITL tier"), waivable=False, local=True)
 def _mutate_without_hitl(catalog: LintCatalog) -> Iterator[Finding]:
     for d, _ in _each(catalog):
         effective = effective_policy_class(mutating=d.mutating, policy_class=d.policy_class)
@@ -74,7 +74,7 @@ def _non_production_in_clinical(catalog: LintCatalog) -> Iterator[Finding]:
                 )
 
 
-@rule("unowned", Severity.ERROR, N_("No owning team"))
+@rule("unowned", Severity.ERROR, N_("No owning team"), local=True)
 def _unowned(catalog: LintCatalog) -> Iterator[Finding]:
     for d, owner in _each(catalog):
         if owner is None:
@@ -171,7 +171,7 @@ def _joined(parts: list[Message]) -> Message:
 # --- warnings --------------------------------------------------------------------------------------
 
 
-@rule("retry-declared-on-mutating", Severity.WARNING, N_("Retry declared on a mutating tool"))
+@rule("retry-declared-on-mutating", Severity.WARNING, N_("Retry declared on a mutating tool"), local=True)
 def _retry_declared_on_mutating(catalog: LintCatalog) -> Iterator[Finding]:
     for d, _ in _each(catalog):
         mutates = is_mutating(mutating=d.mutating, policy_class=d.policy_class)
@@ -194,7 +194,7 @@ def _retry_declared_on_mutating(catalog: LintCatalog) -> Iterator[Finding]:
             )
 
 
-@rule("policy-class-fallback", Severity.WARNING, N_("Mutating tool without a declared policy class"))
+@rule("policy-class-fallback", Severity.WARNING, N_("Mutating tool without a declared policy class"), local=True)
 def _policy_class_fallback(catalog: LintCatalog) -> Iterator[Finding]:
     for d, _ in _each(catalog):
         # TUCAN's createTucanTool has no policyClass to declare: its ungated mutations are errors above.

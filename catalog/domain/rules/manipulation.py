@@ -383,7 +383,7 @@ def _unique(hits: list[Hit]) -> list[Hit]:
     return out
 
 
-@rule(RULE_ID, Severity.ERROR, N_("Manipulation in LLM-facing text"))
+@rule(RULE_ID, Severity.ERROR, N_("Manipulation in LLM-facing text"), local=True)
 def _llm_text_manipulation(catalog: LintCatalog) -> Iterator[Finding]:
     names = catalog_names(t.descriptor for t in catalog.tools)
     for name, label in foreign_text_names(catalog).items():

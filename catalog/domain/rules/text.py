@@ -23,7 +23,7 @@ from catalog.domain.rules.base import Finding, LintCatalog, Severity, _each, _fi
 from catalog.domain.vocabulary import Plane
 
 
-@rule("styling-colour-literal", Severity.ERROR, N_("Raw colour literal in a styling fragment"))
+@rule("styling-colour-literal", Severity.ERROR, N_("Raw colour literal in a styling fragment"), local=True)
 def _styling_colour_literal(catalog: LintCatalog) -> Iterator[Finding]:
     for d, _ in _each(catalog):
         literals = colour_literals(d.styling_fragment or "")
@@ -69,7 +69,7 @@ def rag_shape_message(text: str) -> Message | None:
     return None
 
 
-@rule("rag-description-shape", Severity.WARNING, N_("ragDescription not in the four-line shape"))
+@rule("rag-description-shape", Severity.WARNING, N_("ragDescription not in the four-line shape"), local=True)
 def _rag_description_shape(catalog: LintCatalog) -> Iterator[Finding]:
     for d, _ in _each(catalog):
         if d.mcp is not None:
@@ -93,7 +93,7 @@ def _rag_description_shape(catalog: LintCatalog) -> Iterator[Finding]:
 REQUIRED_KEYWORD_LANGUAGES = ("en", "de")
 
 
-@rule("rag-keywords-languages", Severity.WARNING, N_("ragKeywords lack English or German"))
+@rule("rag-keywords-languages", Severity.WARNING, N_("ragKeywords lack English or German"), local=True)
 def _rag_keywords_languages(catalog: LintCatalog) -> Iterator[Finding]:
     for d, _ in _each(catalog):
         if d.mcp is not None:
@@ -135,7 +135,7 @@ def _no_and_no(languages: list[str]) -> Message | str:
 _FORBIDS_UUIDS = re.compile(r"\b(never|not|don't|no)\b[^.;]*\buuids?\b", re.IGNORECASE)
 
 
-@rule("uuid-output-instruction", Severity.WARNING, N_("Output with ids does not forbid showing UUIDs"))
+@rule("uuid-output-instruction", Severity.WARNING, N_("Output with ids does not forbid showing UUIDs"), local=True)
 def _uuid_output_instruction(catalog: LintCatalog) -> Iterator[Finding]:
     for d, _ in _each(catalog):
         if d.output_contains_ids and not _FORBIDS_UUIDS.search(d.output_instructions or ""):
@@ -152,7 +152,7 @@ def _uuid_output_instruction(catalog: LintCatalog) -> Iterator[Finding]:
             )
 
 
-@rule("fragment-over-budget", Severity.WARNING, N_("Fragment over its byte budget"))
+@rule("fragment-over-budget", Severity.WARNING, N_("Fragment over its byte budget"), local=True)
 def _fragment_over_budget(catalog: LintCatalog) -> Iterator[Finding]:
     for d, _ in _each(catalog):
         for name, text in (("instructionFragment", d.instruction_fragment), ("stylingFragment", d.styling_fragment)):
@@ -179,7 +179,7 @@ def _fragment_over_budget(catalog: LintCatalog) -> Iterator[Finding]:
                 )
 
 
-@rule("manifest-line-bounds", Severity.WARNING, N_("Candidate manifest line out of bounds"))
+@rule("manifest-line-bounds", Severity.WARNING, N_("Candidate manifest line out of bounds"), local=True)
 def _manifest_line_bounds(catalog: LintCatalog) -> Iterator[Finding]:
     for d, _ in _each(catalog):
         if d.plane != Plane.BUSINESS or d.mcp is not None:
