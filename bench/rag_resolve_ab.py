@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 from _django import setup_django
+from _rag import PROMPTS  # the same eight prompts
 from import_catalog import make_manifest
-from rag_worker import PROMPTS  # the same eight prompts (both checkouts have them)
 
 # The pool of real USE vectors bench/rag_scale.py embeds once; both checkouts read the same file (--pool), so old
 # and new rank the same vectors.

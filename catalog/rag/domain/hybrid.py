@@ -153,11 +153,14 @@ def score_prompt(
     query: np.ndarray,
     prompt: str,
     config: RankingConfig,
+    order: np.ndarray | None = None,
 ) -> Scored:
+    """`order`: each row's place among the tools (declared-id order), where rows are not in that order."""
     whole = np.where(row_mask, whole_matrix @ query, -np.inf).astype(np.float32)
     lex = np.where(row_mask, lexical.scores(prompt), -np.inf).astype(np.float32)
     shortlist = np.union1d(_top(whole, config.shortlist), _top(lex, config.shortlist)).astype(np.int64)
     phrase = phrase_scores(phrases, shortlist, query, config.negative_weight)
     fused = fuse({WHOLE: whole[shortlist], PHRASE: phrase, LEXICAL: lex[shortlist]}, config)
-    order = np.lexsort((shortlist, -fused))  # best fused first; ties by row (declared-id order)
-    return Scored(whole, lex, shortlist[order], phrase[order], fused[order])
+    ties = shortlist if order is None else order[shortlist]
+    best = np.lexsort((ties, -fused))  # best fused first; ties in declared-id order
+    return Scored(whole, lex, shortlist[best], phrase[best], fused[best])

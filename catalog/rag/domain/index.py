@@ -17,7 +17,8 @@ import numpy as np
 from catalog.domain.budget import ManifestLine, manifest_line_of
 from catalog.domain.profiles import is_plan_eligible
 from catalog.rag.domain.hybrid import PhraseMatrix, phrase_matrix
-from catalog.rag.domain.lexical import LexicalIndex, lexical_index, term_counts
+from catalog.rag.domain.lexical import LexicalIndex, counted_index, lexical_index, term_counts
+from catalog.rag.domain.slots import SlotTable, empty_table
 
 # The state of a tool's vector for the configured model.
 CURRENT = "current"  # made from the text the tool has now
@@ -70,8 +71,8 @@ class IndexedProfile:
 class SystemIndex:
     tools: list[IndexedTool]
     by_key: dict[str, IndexedTool]
-    matrix: np.ndarray  # current vectors only, rows in `rows` order
-    rows: list[IndexedTool]
+    matrix: np.ndarray  # one row per slot of `table` (or per current vector when made by hand)
+    rows: list[IndexedTool]  # the tool of each row (any placeholder where `serving` is false)
     floors: list[tuple[str, str, list[str]]]  # (slug, trigger, tool ids)
     revision: object
     # The phrase vectors and the lexical rows of `rows`, in that order; none given: no phrases, no shared words.
@@ -79,10 +80,11 @@ class SystemIndex:
     lexical_rows: InitVar[LexicalIndex | None] = None
     phrases: PhraseMatrix = field(init=False)
     lexical: LexicalIndex = field(init=False)
-    _eligible: dict[str, tuple[dict[str, bool], np.ndarray]] = field(default_factory=dict)
-    # An index patched after a catalog change (`patched`) keeps the matrices it was made from: the rows it serves;
-    # None: every row.
-    serving: np.ndarray | None = None
+    # profile slug → (the profile, eligibility by key, by row before `serving`, by row and served)
+    _eligible: dict[str, tuple[IndexedProfile, dict[str, bool], np.ndarray, np.ndarray]] = field(default_factory=dict)
+    serving: np.ndarray | None = None  # the rows this index serves (a tool's current vector); None: every row
+    order: np.ndarray | None = None  # each row's tool's place in declared-id order (ties); None: the row number
+    table: SlotTable | None = None  # the slots the rows are (shared with the other index of the system)
 
     def __post_init__(self, phrase_vectors: PhraseMatrix | None, lexical_rows: LexicalIndex | None) -> None:
         if phrase_vectors is None:
@@ -90,6 +92,11 @@ class SystemIndex:
             phrase_vectors = phrase_matrix([(empty, empty)] * len(self.rows), self.matrix.shape[1])
         self.phrases = phrase_vectors
         self.lexical = lexical_rows if lexical_rows is not None else lexical_index([term_counts([""])] * len(self.rows))
+
+    @property
+    def retrievable(self) -> bool:
+        """Whether any tool has a current vector (else the snapshot is policy-only)."""
+        return bool(self.rows) if self.serving is None else bool(self.serving.any())
 
     @cached_property
     def registry(self) -> dict[str, str]:
@@ -108,21 +115,102 @@ class SystemIndex:
     def eligibility(self, profile: IndexedProfile) -> tuple[dict[str, bool], np.ndarray]:
         """Plan eligibility under a profile: per key, and as a mask over the vector rows (cached per profile)."""
         cached = self._eligible.get(profile.slug)
-        if cached is None:
-            by_key = {
-                t.key: is_plan_eligible(
-                    plane=t.plane,
-                    availability=t.availability,
-                    declared_id=t.declared_id,
-                    profile_availabilities=profile.availabilities,
-                    profile_includes=profile.includes,
-                )
-                for t in self.tools
-            }
-            mask = np.array([by_key.get(t.key, False) for t in self.rows], dtype=bool)
-            cached = (by_key, mask if self.serving is None else mask & self.serving)
+        if cached is None or cached[0] != profile:
+            by_key = {t.key: _eligible(t, profile) for t in self.tools}
+            by_row = np.array([by_key.get(t.key, False) for t in self.rows], dtype=bool)
+            cached = (profile, by_key, by_row, by_row if self.serving is None else by_row & self.serving)
             self._eligible[profile.slug] = cached
-        return cached
+        return cached[1], cached[3]
+
+
+def _eligible(t: IndexedTool, profile: IndexedProfile) -> bool:
+    return is_plan_eligible(
+        plane=t.plane,
+        availability=t.availability,
+        declared_id=t.declared_id,
+        profile_availabilities=profile.availabilities,
+        profile_includes=profile.includes,
+    )
+
+
+_PLACEHOLDER = IndexedTool(0, "", "", "", "", "", False, "", "", None, None, False, None, NO_TEXT)
+
+
+def system_view(
+    table: SlotTable,
+    tools: list[IndexedTool],
+    floors: list[tuple[str, str, list[str]]],
+    revision: object,
+    before: SystemIndex | None = None,
+) -> SystemIndex:
+    """The index of `tools` (declared-id order, each with its slot of `table` as `row`, or none) over `table`.
+
+    `before`: the index this one follows. What depends on one declaration only (manifest lines, eligibility per
+    profile) is taken from it for every tool it holds unchanged (the same object) and computed for the others;
+    the lexical idf is corrected by the rows served or dropped since, while `table` numbers slots as `before`'s."""
+    served_rows = np.fromiter((-1 if t.row is None else t.row for t in tools), np.int64, len(tools))
+    places = np.flatnonzero(served_rows >= 0)
+    if not len(places):  # nothing to rank: no rows at all (the snapshot is policy-only)
+        table = empty_table(table.dim)
+    slots = served_rows[places]
+    serving = np.zeros(table.used, dtype=bool)
+    serving[slots] = True
+    order = np.full(table.used, len(tools), dtype=np.int64)
+    order[slots] = places
+    rows = [_PLACEHOLDER] * table.used
+    for n, slot in zip(places.tolist(), slots.tolist(), strict=True):
+        rows[slot] = tools[n]
+    same_slots = before is not None and before.table is not None and before.table.origin is table.origin
+    lexical = counted_index(table.lexical, serving, before.lexical if same_slots and before is not None else None)
+    view = SystemIndex(
+        tools=tools,
+        by_key={t.key: t for t in tools},
+        matrix=table.matrix,
+        rows=rows,
+        floors=floors,
+        revision=revision,
+        phrase_vectors=table.phrases,
+        lexical_rows=lexical,
+        serving=serving,
+        order=order,
+        table=table,
+    )
+    if before is not None:
+        _carry(view, before, same_slots=same_slots)
+    return view
+
+
+def _carry(view: SystemIndex, before: SystemIndex, *, same_slots: bool) -> None:
+    """`before`'s per-declaration values into `view`, computed again only for the tools that changed."""
+    kept = {id(t) for t in before.tools}
+    changed = [t for t in view.tools if id(t) not in kept]
+    now = {id(t) for t in view.tools} if len(view.tools) != len(before.tools) or changed else kept
+    gone = [t.key for t in before.tools if id(t) not in now and t.key not in view.by_key]
+    for name, value_of in (("registry", _declared_id), ("manifest_lines", manifest_line_of)):
+        if name in before.__dict__:
+            values = dict(before.__dict__[name])
+            for key in gone:
+                values.pop(key, None)
+            values.update((t.key, value_of(t)) for t in changed)
+            view.__dict__[name] = values
+    assert view.serving is not None
+    for slug, (profile, by_key, by_row, _) in before._eligible.items():
+        if not same_slots:
+            continue
+        by_key = dict(by_key)
+        for key in gone:
+            by_key.pop(key, None)
+        grown = np.zeros(len(view.rows), dtype=bool)
+        grown[: len(by_row)] = by_row
+        for t in changed:
+            by_key[t.key] = _eligible(t, profile)
+            if t.row is not None:
+                grown[t.row] = by_key[t.key]
+        view._eligible[slug] = (profile, by_key, grown, grown & view.serving)
+
+
+def _declared_id(t: IndexedTool) -> str:
+    return t.declared_id
 
 
 @dataclass
@@ -133,35 +221,9 @@ class RagIndex:
     profiles: dict[str, IndexedProfile]
     # What is in effect (what clinical profiles see); the same object as in `systems` when nothing awaits sign-off.
     in_effect: dict[str, SystemIndex] = field(default_factory=dict)
-    # False: patched after a catalog change over the previous index's vectors (`patched`), until the exact one is
-    # built in the background.
+    # False: updated after a catalog change without reading the vectors (the background mode), until the exact
+    # one is made in the background.
     exact: bool = True
 
     def served(self, system: str, *, clinical: bool) -> SystemIndex | None:
         return (self.in_effect if clinical else self.systems).get(system)
-
-
-def patched(
-    base: SystemIndex, tools: list[IndexedTool], floors: list[tuple[str, str, list[str]]], revision: object
-) -> SystemIndex:
-    """The system's tools now, over `base`'s matrices: at once after a catalog change, while the exact index is
-    built. A tool keeps its row only when it still declares the text the row's vectors came from (`tools` carry
-    the rows the caller kept); every other row of `base` (a tool retired, or whose text changed) is not served.
-    Eligibility, floors and declarations are the new catalog's; only the lexical idf is still `base`'s."""
-    rows = list(base.rows)
-    serving = np.zeros(len(rows), dtype=bool)
-    for t in tools:
-        if t.row is not None:
-            rows[t.row] = t
-            serving[t.row] = True
-    return SystemIndex(
-        tools=tools,
-        by_key={t.key: t for t in tools},
-        matrix=base.matrix,
-        rows=rows,
-        floors=floors,
-        revision=revision,
-        phrase_vectors=base.phrases,
-        lexical_rows=base.lexical,
-        serving=serving,
-    )

@@ -3,8 +3,8 @@
 Character 3- to 5-grams within word boundaries (scikit-learn's `char_wb`) meet German compounds and inflections
 half way: "Blutdruckverlauf" shares "blut", "druck", "verl" with "Blutdruck" and "Verlauf", "Wechselwirkungen" with
 "Wechselwirkung". The n-grams are hashed (no vocabulary to fit), so each tool's row is computed from its own text
-alone and kept per text: when one tool changes, only its row is computed again; the inverse document frequencies
-are recounted over the rows, which costs a sparse column sum.
+alone and kept per text: when one tool changes, only its row is computed and appended; the document frequencies
+are corrected by the rows counted or dropped, and each row's norm under the new idf is one sparse product.
 """
 
 from __future__ import annotations
@@ -36,43 +36,130 @@ def term_counts(texts: Sequence[str]) -> sparse.csr_matrix:
 
 
 @dataclass(frozen=True)
-class LexicalIndex:
-    """Rows in the system index's row order, each unit length in TF-IDF space; `idf` per hashed n-gram.
-    `by_ngram` is the same matrix transposed (one row per n-gram): a prompt reads only its own n-grams' rows."""
+class LexicalRows:
+    """Rows of sublinear term frequencies (1 + log count) by hashed n-gram: `tf` one row per text, `squares` its
+    squares (sharing the indices), `by_ngram` the same transposed (one row per n-gram: a prompt reads only its own
+    n-grams' rows). What the rows are does not depend on the other rows, so rows are computed once per text and
+    appended; only the idf (and with it each row's norm) depends on which rows are counted."""
 
-    matrix: sparse.csr_matrix
-    idf: np.ndarray
+    tf: sparse.csr_matrix
+    squares: sparse.csr_matrix
     by_ngram: sparse.csr_matrix
+
+    @property
+    def count(self) -> int:
+        return int(self.tf.shape[0])
+
+
+def _of_tf(tf: sparse.csr_matrix) -> LexicalRows:
+    squares = sparse.csr_matrix((tf.data * tf.data, tf.indices, tf.indptr), shape=tf.shape, copy=False)
+    return LexicalRows(tf, squares, tf.T.tocsr())
+
+
+def lexical_rows(counts: Sequence[sparse.csr_matrix]) -> LexicalRows:
+    """The rows of the given per-text count rows (`term_counts`), in that order."""
+    if not counts:
+        return _of_tf(sparse.csr_matrix((0, N_FEATURES), dtype=np.float32))
+    tf = sparse.vstack(counts, format="csr", dtype=np.float32)
+    tf.data = (1 + np.log(tf.data)).astype(np.float32)
+    return _of_tf(tf)
+
+
+def joined(parts: Sequence[LexicalRows], rows: np.ndarray | None = None) -> LexicalRows:
+    """One part of several, or of their `rows` only (a merge: it costs a transpose of every row, so it is done
+    rarely)."""
+    tf = sparse.vstack([p.tf for p in parts], format="csr", dtype=np.float32)
+    return _of_tf(tf if rows is None else tf[rows])
+
+
+def _ngrams_of(parts: Sequence[LexicalRows], rows: np.ndarray) -> np.ndarray:
+    """Every n-gram occurrence (once per row) of the given rows, numbered over the parts in order."""
+    found: list[np.ndarray] = []
+    start = 0
+    for part in parts:
+        local = rows[(rows >= start) & (rows < start + part.count)] - start
+        if len(local) == part.count:
+            found.append(part.tf.indices)
+        elif len(local):
+            found.append(part.tf[local].indices)
+        start += part.count
+    return np.concatenate(found) if found else np.zeros(0, dtype=np.int32)
+
+
+@dataclass(frozen=True)
+class LexicalIndex:
+    """TF-IDF cosine over `parts`' rows (numbered over the parts in order): the idf is smoothed over the rows
+    `counted` marks (a system index's served rows), `norms` each row's length in TF-IDF space under it."""
+
+    parts: tuple[LexicalRows, ...]
+    counted: np.ndarray  # bool per row
+    df: np.ndarray  # int64 per n-gram: how many counted rows have it
+    norms: np.ndarray  # float32 per row (1 where a row has no n-gram)
+
+    @property
+    def count(self) -> int:
+        return sum(p.count for p in self.parts)
+
+    @property
+    def idf(self) -> np.ndarray:
+        return _idf(int(self.counted.sum()), self.df)
 
     def scores(self, prompt: str) -> np.ndarray:
         """Cosine of the prompt's TF-IDF vector with every row (0 where no n-gram is shared)."""
-        if self.matrix.shape[0] == 0:
+        if self.count == 0:
             return np.zeros(0, dtype=np.float32)
         query = term_counts([prompt])
-        weights = (1 + np.log(query.data)) * self.idf[query.indices]  # sublinear tf, as the rows
+        idf = _idf(int(self.counted.sum()), self.df[query.indices])
+        weights = (1 + np.log(query.data)) * idf  # sublinear tf, as the rows
         norm = float(np.sqrt(np.dot(weights, weights)))
         if norm == 0:
-            return np.zeros(self.matrix.shape[0], dtype=np.float32)
-        # A sparse product with the prompt's few n-grams, not with a 2**20-wide vector.
-        rows = self.by_ngram[query.indices]
-        return np.asarray(rows.T @ (weights / norm), dtype=np.float32).ravel()
+            return np.zeros(self.count, dtype=np.float32)
+        # A sparse product with the prompt's few n-grams, not with a 2**20-wide vector; a row's own idf weights
+        # are the prompt's for the n-grams both have.
+        weights = (weights * idf / norm).astype(np.float32)
+        dots = [np.asarray(p.by_ngram[query.indices].T @ weights, dtype=np.float32).ravel() for p in self.parts]
+        return (np.concatenate(dots) / self.norms).astype(np.float32)
+
+    def ngrams(self, row: int) -> np.ndarray:
+        """The hashed n-grams of one row."""
+        return _ngrams_of(self.parts, np.array([row]))
+
+
+def _idf(n: int, df: np.ndarray) -> np.ndarray:
+    return (np.log((1 + n) / (1 + df)) + 1).astype(np.float32)
+
+
+def _norms(parts: Sequence[LexicalRows], df: np.ndarray, n: int) -> np.ndarray:
+    idf = _idf(n, df)
+    squared = idf * idf
+    if not parts:
+        return np.zeros(0, dtype=np.float32)
+    norms = np.sqrt(np.concatenate([np.asarray(p.squares @ squared).ravel() for p in parts])).astype(np.float32)
+    norms[norms == 0] = 1.0
+    return norms
+
+
+def counted_index(
+    parts: Sequence[LexicalRows], counted: np.ndarray, before: LexicalIndex | None = None
+) -> LexicalIndex:
+    """The index over `parts` counting the rows `counted` marks; from `before` (the same rows and perhaps fewer,
+    in the same order) only the rows counted or no longer counted since are read: the idf is recounted by
+    difference, the norms over every row (one sparse product)."""
+    parts = tuple(parts)
+    if before is None:
+        df = np.bincount(_ngrams_of(parts, np.flatnonzero(counted)), minlength=N_FEATURES).astype(np.int64)
+    else:
+        was = np.zeros(len(counted), dtype=bool)
+        was[: len(before.counted)] = before.counted
+        df = before.df.copy()
+        df += np.bincount(_ngrams_of(parts, np.flatnonzero(counted & ~was)), minlength=N_FEATURES)
+        df -= np.bincount(_ngrams_of(parts, np.flatnonzero(was & ~counted)), minlength=N_FEATURES)
+    return LexicalIndex(parts, counted.copy(), df, _norms(parts, df, int(counted.sum())))
 
 
 def lexical_index(rows: Sequence[sparse.csr_matrix]) -> LexicalIndex:
-    """The index over the given per-tool count rows: smoothed idf over these documents, sublinear tf, unit rows."""
-    if not rows:
-        empty = sparse.csr_matrix((0, N_FEATURES), dtype=np.float32)
-        return LexicalIndex(empty, np.ones(N_FEATURES, np.float32), empty.T.tocsr())
-    counts = sparse.vstack(rows, format="csr", dtype=np.float32)
-    n = counts.shape[0]
-    df = np.bincount(counts.indices, minlength=N_FEATURES)
-    idf = (np.log((1 + n) / (1 + df)) + 1).astype(np.float32)
-    weighted = counts.copy()
-    weighted.data = (1 + np.log(weighted.data)) * idf[weighted.indices]
-    norms = np.sqrt(np.asarray(weighted.multiply(weighted).sum(axis=1)).ravel())
-    norms[norms == 0] = 1.0
-    matrix = sparse.csr_matrix(sparse.diags(1 / norms) @ weighted, dtype=np.float32)
-    return LexicalIndex(matrix, idf, matrix.T.tocsr())
+    """The index over the given per-text count rows, every one counted."""
+    return counted_index([lexical_rows(rows)], np.ones(len(rows), dtype=bool))
 
 
 # Words a prompt carries that no catalog author should add as a keyword: scikit-learn's English stop words and the
@@ -91,7 +178,7 @@ MISSING_SHARE = 0.5  # a word is missing when less than half of its n-grams occu
 def words_missing(prompt: str, index: LexicalIndex, row: int, *, limit: int = 5) -> list[str]:
     """The prompt's words that the tool's text (row `row`) does not contain, even as part of a compound, in the
     prompt's order: what a catalog author could add to its ragKeywords."""
-    present = index.matrix[row].indices
+    present = index.ngrams(row)
     missing: list[str] = []
     for word in dict.fromkeys(_WORD.findall(prompt)):
         if word.lower() in ENGLISH_STOP_WORDS or word.lower() in GERMAN_FUNCTION_WORDS:

@@ -126,6 +126,7 @@ def rank_prompt(
         query=query,
         prompt=prompt,
         config=config,
+        order=index.order,
     )
     ranks = LazyRanks(index, scored, query, config)
     head = min(len(scored.shortlist), max(RANKING_HEAD, top_k))

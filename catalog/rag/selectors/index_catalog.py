@@ -64,7 +64,7 @@ def read_catalog(version: Any, previous: CatalogPart | None = None) -> CatalogPa
     whole = frozenset(marks) - set(tools)
     if whole:
         for tool in _select(Tool.objects.live().filter(system__in=sorted(whole))):
-            tools.setdefault(tool.system, {})[tool.pk] = tool
+            tools.setdefault(tool.system, {})[tool.id] = tool
     for system in whole:
         tools.setdefault(system, {})
         changed[system] = set(tools[system])
@@ -89,12 +89,12 @@ def read_catalog(version: Any, previous: CatalogPart | None = None) -> CatalogPa
 def _entries(by_pk: dict[int, Tool], changed: set[int], before: list[Entry]) -> list[Entry]:
     """The system's entries in declared-id order; an unchanged tool's entry (and the order, when no tool came or
     went) is taken from the previous part: at 50,000 tools a declaration per tool costs more than the change."""
-    kept = {entry[0].pk: entry for entry in before}
+    kept = {entry[0].id: entry for entry in before}
     same_ids = all(kept[pk][0].declared_id == by_pk[pk].declared_id for pk in changed if pk in kept and pk in by_pk)
     if same_ids and len(kept) == len(by_pk) and all(pk in kept for pk in by_pk):
-        order = [entry[0].pk for entry in before]
+        order = [entry[0].id for entry in before]
     else:
-        order = [t.pk for t in sorted(by_pk.values(), key=lambda t: t.declared_id)]
+        order = [t.id for t in sorted(by_pk.values(), key=lambda t: t.declared_id)]
     return [
         kept[pk] if pk in kept and pk not in changed else (by_pk[pk], by_pk[pk].declared(), by_pk[pk].rag_text_sha256)
         for pk in order
@@ -142,11 +142,11 @@ def _updated(
     tools = dict(kept)
     touched: set[int] = set()
     for tool in _select(Tool.objects.filter(query, system=system)):
-        touched.add(tool.pk)
+        touched.add(tool.id)
         if tool.retired_in_id is None:
-            tools[tool.pk] = tool
+            tools[tool.id] = tool
         else:
-            tools.pop(tool.pk, None)
+            tools.pop(tool.id, None)
     return tools, touched
 
 

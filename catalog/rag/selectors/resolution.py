@@ -42,7 +42,7 @@ def snapshot_resolve(
     system = system or profile_view.system
     system_index = _system_index(index, system, clinical=profile_view.clinical)
     query = None
-    if system_index.rows and prompt.strip():  # no embedder call when nothing can be ranked
+    if system_index.retrievable and prompt.strip():  # no embedder call when nothing can be ranked
         query = query_vector if query_vector is not None else embedder.embed([prompt])[0]
     request = Request(
         system=system,

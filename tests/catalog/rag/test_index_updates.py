@@ -27,11 +27,7 @@ PROFILES = ("clinical-production", "clinical-preview", "demo")
 
 
 def _forget() -> None:
-    index_module._cached = None
-    index_module._catalog_part = None
-    index_module._pieces.clear()
-    index_module._splits.clear()
-    index_module._lexical_rows.clear()
+    index_module.forget()
 
 
 @pytest.fixture(autouse=True)
@@ -132,7 +128,7 @@ def test_the_update_reads_only_the_changed_tools(demo_embedded: None) -> None:
     tool_reads = [q["sql"] for q in queries.captured_queries if q["sql"].startswith('SELECT "catalog_tool"."id"')]
     assert len(tool_reads) == 1 and "last_changed_revision_id" in tool_reads[0]  # the changed tools, by revision
     # catalog and vector versions, the revisions, the changed tools, the count check, profiles, floors, and the
-    # vectors: their listing and the one changed text's blob.
+    # vectors: the listing of the tools re-embedded since, its count check and the one changed text's blob.
     assert len(queries) <= 10, [q["sql"][:120] for q in queries.captured_queries]
 
 

@@ -154,15 +154,20 @@ def test_a_rebuild_after_one_tool_changes_fetches_and_prepares_that_tool_only(re
     model_id = ToolEmbedding.objects.values_list("model_id", flat=True).first()
     assert model_id is not None
     vitals = ToolEmbedding.objects.get(tool__declared_id="recordVitals")
-    kept = dict(index_module._pieces)
+    before = rag_index(model_id).systems["condor"]
     ToolEmbedding.objects.filter(pk=vitals.pk).update(embedded_at=vitals.embedded_at + timedelta(seconds=5))
     with CaptureQueriesContext(connection) as queries:
         rebuilt = rag_index(model_id)
     blob_reads = [q["sql"] for q in queries.captured_queries if '"phrases"' in q["sql"]]
     assert len(blob_reads) == 1 and str(vitals.pk) in blob_reads[0]
-    changed = {key for key, piece in index_module._pieces.items() if kept.get(key) is not piece}
-    assert changed == {(vitals.tool_id, vitals.text_sha256)}
-    assert rebuilt.systems["condor"].phrases.count > len(rebuilt.systems["condor"].rows)  # phrases came along
+    after = rebuilt.systems["condor"]
+    assert after.table is not None and before.table is not None and after.table.origin is before.table.origin
+    assert after.table.used == before.table.used + 1  # one slot appended: the re-made vector
+    moved = [t.declared_id for t in after.tools if t is not before.by_key[t.key]]
+    assert moved == ["recordVitals"]  # every other tool is the same object, on the same slot
+    key = Tool.objects.get(system="condor", declared_id="recordVitals").canonical_key
+    assert after.by_key[key].row == before.table.used
+    assert rebuilt.systems["condor"].phrases.count > len(rebuilt.systems["condor"].tools)  # phrases came along
 
 
 def test_each_ranked_candidate_carries_its_signals_and_why_not_shows_them(resolve: Callable[..., Any]) -> None:
