@@ -99,6 +99,15 @@ class SystemIndex:
         return bool(self.rows) if self.serving is None else bool(self.serving.any())
 
     @cached_property
+    def positions(self) -> dict[int, int]:
+        """Each tool's place in `tools` by pk."""
+        return {t.pk: n for n, t in enumerate(self.tools)}
+
+    @cached_property
+    def tool_pks(self) -> list[int]:
+        return [t.pk for t in self.tools]
+
+    @cached_property
     def registry(self) -> dict[str, str]:
         """Canonical key → declared id, for ordering candidates."""
         return {t.key: t.declared_id for t in self.tools}
@@ -206,6 +215,84 @@ def _carry(view: SystemIndex, before: SystemIndex, *, same_slots: bool) -> None:
             by_key[t.key] = _eligible(t, profile)
             if t.row is not None:
                 grown[t.row] = by_key[t.key]
+        view._eligible[slug] = (profile, by_key, grown, grown & view.serving)
+
+
+def patched_view(
+    table: SlotTable,
+    before: SystemIndex,
+    tools: list[IndexedTool],
+    changed: list[int],
+    floors: list[tuple[str, str, list[str]]],
+    revision: object,
+) -> SystemIndex:
+    """`before` with the tools at the places `changed` replaced: `tools` holds the same pks in the same order as
+    `before.tools`, and `table` numbers its slots as `before.table` (it may have grown). What `system_view` computes
+    for every tool is copied from `before` and corrected at those places only (array and dict copies, no loop over
+    the tools): the cost of an update after a change of ten tools does not grow with the catalog's Python work."""
+    assert before.serving is not None and before.order is not None and before.table is not None
+    used, count = table.used, len(tools)
+    serving = np.zeros(used, dtype=bool)
+    serving[: len(before.serving)] = before.serving
+    order = np.full(used, count, dtype=np.int64)
+    order[: len(before.order)] = before.order
+    rows = before.rows + [_PLACEHOLDER] * (used - len(before.rows))
+    by_key = dict(before.by_key)
+    for n in changed:  # first every old slot (two changed tools may trade slots), then the new ones
+        old = before.tools[n]
+        if old.row is not None:
+            serving[old.row], order[old.row], rows[old.row] = False, count, _PLACEHOLDER
+        if by_key.get(old.key) is old:
+            del by_key[old.key]
+    for n in changed:
+        new = tools[n]
+        by_key[new.key] = new
+        if new.row is not None:
+            serving[new.row], order[new.row], rows[new.row] = True, n, new
+    same_rows = table.lexical is before.table.lexical and np.array_equal(serving, before.serving)
+    lexical = before.lexical if same_rows else counted_index(table.lexical, serving, before.lexical)
+    view = SystemIndex(
+        tools=tools,
+        by_key=by_key,
+        matrix=table.matrix,
+        rows=rows,
+        floors=floors,
+        revision=revision,
+        phrase_vectors=table.phrases,
+        lexical_rows=lexical,
+        serving=serving,
+        order=order,
+        table=table,
+    )
+    view.__dict__["positions"], view.__dict__["tool_pks"] = before.positions, before.tool_pks
+    _carry_at(view, before, changed)
+    return view
+
+
+def _carry_at(view: SystemIndex, before: SystemIndex, changed: list[int]) -> None:
+    """`before`'s per-declaration values into `view` (same tools, same order), corrected at the places `changed`."""
+    pairs = [(before.tools[n], view.tools[n]) for n in changed]
+    for name, value_of in (("registry", _declared_id), ("manifest_lines", manifest_line_of)):
+        if name in before.__dict__:
+            values = dict(before.__dict__[name])
+            for old, new in pairs:
+                if old.key != new.key:
+                    values.pop(old.key, None)
+                values[new.key] = value_of(new)
+            view.__dict__[name] = values
+    if "always_included" in before.__dict__ and all(old.always_include == new.always_include for old, new in pairs):
+        view.__dict__["always_included"] = before.always_included
+    assert view.serving is not None
+    for slug, (profile, by_key, by_row, _) in before._eligible.items():
+        by_key = dict(by_key)
+        grown = np.zeros(len(view.rows), dtype=bool)
+        grown[: len(by_row)] = by_row
+        for old, new in pairs:
+            if old.key != new.key:
+                by_key.pop(old.key, None)
+            by_key[new.key] = _eligible(new, profile)
+            if new.row is not None:
+                grown[new.row] = by_key[new.key]
         view._eligible[slug] = (profile, by_key, grown, grown & view.serving)
 
 

@@ -21,7 +21,16 @@ from django.db.models import Max, Q
 
 from catalog.core.cache import catalog_version
 from catalog.models import Tool, ToolEmbedding
-from catalog.rag.domain.index import CURRENT, STALE, IndexedTool, RagIndex, SystemIndex, system_view, vector_state
+from catalog.rag.domain.index import (
+    CURRENT,
+    STALE,
+    IndexedTool,
+    RagIndex,
+    SystemIndex,
+    patched_view,
+    system_view,
+    vector_state,
+)
 from catalog.rag.domain.phrases import PHRASE_SCHEME, lexical_text, tool_phrases
 from catalog.rag.domain.slots import Piece, SlotKey, SlotTable, appended, compacted, empty_table, needs_compaction
 from catalog.rag.selectors.index_catalog import CatalogPart, Entry, read_catalog
@@ -149,8 +158,9 @@ def _update(version: tuple[object, ...], model_id: str, old: RagIndex | None, *,
         changed = set() if same else part.changed[system]
         touched = None if base is None else changed | (fresh_vectors & part.tools[system].keys())
         views = [newest] if part.in_effect[system] is None else [newest, part.in_effect[system] or []]
+        pk_lists = [part.newest_pks[system], part.in_effect_pks[system] or []][: len(views)]
         befores = [base, old.in_effect.get(system) if old is not None and base is not None else None]
-        made = _system(system, views, befores[: len(views)], touched, part, model_id)
+        made = _system(system, list(zip(views, pk_lists, strict=True)), befores[: len(views)], touched, part)
         systems[system] = made[0]
         in_effect[system] = made[-1]
     for gone in set(_tables) - set(systems):
@@ -160,20 +170,24 @@ def _update(version: tuple[object, ...], model_id: str, old: RagIndex | None, *,
 
 def _system(
     system: str,
-    views: list[list[Entry]],
+    views: list[tuple[list[Entry], list[int]]],
     befores: list[SystemIndex | None],
     touched: set[int] | None,
     part: CatalogPart,
-    model_id: str,
 ) -> list[SystemIndex]:
-    """The system's indexes (the newest, and what is in effect when it differs) over its slot table, with a slot
-    appended for each text whose vector the table lacks; `touched` (None: every tool) the tools to look at again."""
+    """The system's indexes (the newest, and what is in effect when it differs; each as its entries and their
+    pks) over its slot table, with a slot appended for each text whose vector the table lacks; `touched` (None:
+    every tool) the tools to look at again."""
     table = _tables.get(system) or empty_table(1)
     wanted: dict[SlotKey, dict[str, Any]] = {}
-    # A Tool row's `id`, not `pk`, in the loops over every tool: `pk` is a property that looks its field up
-    # (400,000 look-ups, 0.2 s of an update at 50,000 tools).
-    for entries in views:
-        for t, declared, text_sha in entries:
+    # A view that holds the tools of the index it follows, in its order, is patched at the touched tools' places
+    # (`patched_view`); any other is made over every tool. A Tool row's `id`, not `pk`, in the loops over every
+    # tool: `pk` is a property that looks its field up (400,000 look-ups, 0.2 s of an update at 50,000 tools).
+    patch = [
+        touched is not None and _same_tools(pks, before, table) for (_, pks), before in zip(views, befores, strict=True)
+    ]
+    for (entries, _), before, patched in zip(views, befores, patch, strict=True):
+        for t, declared, text_sha in _touched(entries, before, touched) if patched else entries:
             found = _listed_vector(t.id, text_sha) if touched is None or t.id in touched else None
             held = table.slots.get((t.id, text_sha)) if found is not None else None
             if found is not None and (held is None or held[1] != found[1]):
@@ -182,46 +196,84 @@ def _system(
     if pieces:
         dim = pieces[0].whole.shape[0]
         table = appended(table if table.used and table.dim == dim else empty_table(dim), pieces)
-    pairs = zip(views, befores, strict=True)
-    made = [_view(table, entries, before, touched, part, system) for entries, before in pairs]
+    made = [
+        _view(table, view, before, touched, part, system, patch=patched)
+        for view, before, patched in zip(views, befores, patch, strict=True)
+    ]
     served = np.zeros(table.used, dtype=bool)
-    for view in made:
-        if view.serving is not None and view.table is table:
-            served |= view.serving
+    for index in made:
+        if index.serving is not None and index.table is table:
+            served |= index.serving
     if needs_compaction(table, served):
         table = compacted(table, served)
-        made = [_view(table, entries, None, None, part, system) for entries in views]
+        made = [_view(table, view, None, None, part, system) for view in views]
     _tables[system] = table
     return made
 
 
 def _view(
     table: SlotTable,
-    entries: list[Entry],
+    view: tuple[list[Entry], list[int]],
     before: SystemIndex | None,
     touched: set[int] | None,
     part: CatalogPart,
     system: str,
+    *,
+    patch: bool = False,
 ) -> SystemIndex:
     """One index of the system: an untouched tool as `before` held it, any other with its slot when the table
-    holds the vector of its text now, else none (stale or missing until the worker ran)."""
-    if before is not None and before.table is not None and before.table.origin is not table.origin:
-        before, touched = None, None
-    kept = {t.pk: t for t in before.tools} if before is not None else {}
-    tools: list[IndexedTool] = []
-    for t, declared, text_sha in entries:
-        old = kept.get(t.id)
-        if old is not None and touched is not None and t.id not in touched:
-            tools.append(old)
-            continue
-        found = _listed_vector(t.id, text_sha)
-        held = table.slots.get((t.id, text_sha))
-        row = held[0] if found is not None and held is not None and held[1] == found[1] else None
-        state = vector_state(text_sha, text_sha if found is not None else next(iter(_listing.get(t.id, {})), None))
-        if state == CURRENT and row is None:  # listed but not held (the background mode's answer at once)
-            state = STALE
-        tools.append(_indexed_tool(t, declared, text_sha, row=row, state=state))
-    return system_view(table, tools, part.floors.get(system, []), part.revisions.get(system), before)
+    holds the vector of its text now, else none (stale or missing until the worker ran). `patch`: the view's
+    tools are `before`'s in its order (`_same_tools`), so only the touched tools' places are looked at."""
+    entries, pks = view
+    floors, revision = part.floors.get(system, []), part.revisions.get(system)
+    if patch and before is not None and touched is not None:
+        tools = list(before.tools)
+        changed = []
+        for n in sorted(before.positions[pk] for pk in touched if pk in before.positions):
+            now = _tool_now(table, *entries[n])
+            if now != tools[n]:  # an equal one stays the same object: nothing derived from it is made again
+                tools[n] = now
+                changed.append(n)
+        made = patched_view(table, before, tools, changed, floors, revision)
+    else:
+        if before is not None and before.table is not None and before.table.origin is not table.origin:
+            before, touched = None, None
+        kept = {t.pk: t for t in before.tools} if before is not None else {}
+        tools = []
+        for entry in entries:
+            old = kept.get(entry[0].id)
+            if old is not None and touched is not None and entry[0].id not in touched:
+                tools.append(old)
+            else:
+                tools.append(_tool_now(table, *entry))
+        made = system_view(table, tools, floors, revision, before)
+    # The part's list of the view's pks (the same object while the order holds: the next update compares at once).
+    made.__dict__["tool_pks"], made.__dict__["positions"] = pks, part.positions(pks)
+    return made
+
+
+def _tool_now(table: SlotTable, t: Tool, declared: dict[str, Any], text_sha: str) -> IndexedTool:
+    """The tool as served: with its slot when the table holds the vector of its text now."""
+    found = _listed_vector(t.id, text_sha)
+    held = table.slots.get((t.id, text_sha))
+    row = held[0] if found is not None and held is not None and held[1] == found[1] else None
+    state = vector_state(text_sha, text_sha if found is not None else next(iter(_listing.get(t.id, {})), None))
+    if state == CURRENT and row is None:  # listed but not held (the background mode's answer at once)
+        state = STALE
+    return _indexed_tool(t, declared, text_sha, row=row, state=state)
+
+
+def _same_tools(pks: list[int], before: SystemIndex | None, table: SlotTable) -> bool:
+    """Whether the view's tools (`pks`) are `before`'s in its order, over slots numbered as `table`'s."""
+    if before is None or before.table is None or before.table.origin is not table.origin:
+        return False
+    return pks is before.tool_pks or pks == before.tool_pks
+
+
+def _touched(entries: list[Entry], before: SystemIndex | None, touched: set[int] | None) -> list[Entry]:
+    """The entries of the touched tools (`entries` being `before`'s tools in its order)."""
+    assert before is not None and touched is not None
+    return [entries[before.positions[pk]] for pk in sorted(touched) if pk in before.positions]
 
 
 def _listed_vector(pk: int, text_sha: str) -> tuple[int, object] | None:
@@ -240,35 +292,40 @@ def _read_listing(model_id: str, *, whole: bool) -> set[int]:
         last, top, _ = _listed
         since = rows.filter(Q(pk__gt=top) | Q(embedded_at__gte=last - LOOK_BACK)) if last is not None else rows
         found = list(rows.filter(tool_id__in=since.values("tool_id")).values_list(*columns))
-        changed = _listed_into(found)
-        if rows.count() == sum(len(texts) for texts in _listing.values()):
-            _listed = _mark(found, _listed)
+        changed, size = _listed_into(found, _listed[2])
+        if rows.count() == size:
+            _listed = _mark(found, _listed, size)
             return changed
     found = list(rows.values_list(*columns))
     _listing.clear()
-    changed = _listed_into(found)
-    _listed = _mark(found, None)
+    changed, size = _listed_into(found, 0)
+    _listed = _mark(found, None, size)
     return changed
 
 
-def _listed_into(found: list[tuple[int, int, str, Any]]) -> set[int]:
-    """`found` into the listing, as every vector of the tools it names; the tools whose vectors changed."""
+def _listed_into(found: list[tuple[int, int, str, Any]], size: int) -> tuple[set[int], int]:
+    """`found` into the listing, as every vector of the tools it names; the tools whose vectors changed, and the
+    listing's row count (`size` before)."""
     by_tool: dict[int, dict[str, tuple[int, object]]] = {}
     for pk, tool_id, sha, at in found:
         by_tool.setdefault(tool_id, {})[sha] = (pk, at)
     changed: set[int] = set()
     for tool_id, texts in by_tool.items():
-        if _listing.get(tool_id) != texts:
+        held = _listing.get(tool_id)
+        if held != texts:
+            size += len(texts) - len(held or ())
             _listing[tool_id] = texts
             changed.add(tool_id)
-    return changed
+    return changed, size
 
 
-def _mark(found: list[tuple[int, int, str, Any]], before: tuple[Any, int, int] | None) -> tuple[Any, int, int]:
+def _mark(
+    found: list[tuple[int, int, str, Any]], before: tuple[Any, int, int] | None, size: int
+) -> tuple[Any, int, int]:
     """The newest time and row id the listing has seen, and its size."""
     times = [at for _, _, _, at in found] + ([before[0]] if before is not None and before[0] is not None else [])
     tops = [pk for pk, _, _, _ in found] + ([before[1]] if before is not None else [])
-    return (max(times) if times else None, max(tops) if tops else 0, sum(len(t) for t in _listing.values()))
+    return (max(times) if times else None, max(tops) if tops else 0, size)
 
 
 def _pieces(wanted: dict[SlotKey, dict[str, Any]]) -> list[Piece]:

@@ -10,7 +10,7 @@ catalog that is no longer live.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.db.models import Count, Q
@@ -45,6 +45,25 @@ class CatalogPart:
     marks: dict[str, Mark]
     changed: dict[str, set[int]]  # system → pks read again since the previous part (every pk when read whole)
     whole: frozenset[str]  # systems read whole
+    # The pks of `newest` and `in_effect`, in their order (the same list object while the order holds).
+    newest_pks: dict[str, list[int]] = field(default_factory=dict)
+    in_effect_pks: dict[str, list[int] | None] = field(default_factory=dict)
+    awaiting: dict[str, set[int]] = field(default_factory=dict)  # system → pks of the tools awaiting sign-off
+
+    # id of one of the pk lists → (the list, each pk's place in it): computed once per list, handed on to the part
+    # that keeps the list.
+    places: dict[int, tuple[list[int], dict[int, int]]] = field(default_factory=dict)
+
+    def positions(self, pks: list[int]) -> dict[int, int]:
+        """Each pk's place in `pks` (one of this part's lists)."""
+        found = self.places.get(id(pks))
+        if found is None or found[0] is not pks:
+            found = self.places[id(pks)] = (pks, {pk: n for n, pk in enumerate(pks)})
+        return found[1]
+
+    def keep_places(self, previous: CatalogPart, pks: list[int]) -> None:
+        """`previous`'s places of `pks`, a list this part keeps."""
+        self.places[id(pks)] = (pks, previous.positions(pks))
 
 
 def read_catalog(version: Any, previous: CatalogPart | None = None) -> CatalogPart:
@@ -68,37 +87,79 @@ def read_catalog(version: Any, previous: CatalogPart | None = None) -> CatalogPa
     for system in whole:
         tools.setdefault(system, {})
         changed[system] = set(tools[system])
-    newest: dict[str, list[Entry]] = {}
-    in_effect: dict[str, list[Entry] | None] = {}
+    part = CatalogPart(version, tools, {}, {}, _floors(), {}, {}, marks, changed, whole)
     for system, by_pk in tools.items():
-        newest[system] = _entries(by_pk, changed[system], previous.newest.get(system, []) if previous else [])
-        ordered = [entry[0] for entry in newest[system]]
-        # Clinical profiles retrieve over what is in effect; the same index when nothing awaits sign-off.
-        awaiting = any(t.awaiting_signoff for t in ordered)
-        in_effect[system] = (
-            [(t, t.in_effect, t.in_effect_text_sha256) for t in ordered if t.in_effect] if awaiting else None
-        )
-    profiles = {
-        p.slug: IndexedProfile(p.slug, p.system, list(p.availabilities), list(p.includes), p.clinical)
+        _views_of(part, system, by_pk, None if system in whole else previous)
+    part.profiles.update(
+        (p.slug, IndexedProfile(p.slug, p.system, list(p.availabilities), list(p.includes), p.clinical))
         for p in CatalogProfile.objects.all()
-    }
-    current: dict[str, object] = {system: mark.revision for system, mark in marks.items()}
-    return CatalogPart(version, tools, newest, in_effect, _floors(), current, profiles, marks, changed, whole)
+    )
+    part.revisions.update((system, mark.revision) for system, mark in marks.items())
+    return part
 
 
-def _entries(by_pk: dict[int, Tool], changed: set[int], before: list[Entry]) -> list[Entry]:
-    """The system's entries in declared-id order; an unchanged tool's entry (and the order, when no tool came or
-    went) is taken from the previous part: at 50,000 tools a declaration per tool costs more than the change."""
-    kept = {entry[0].id: entry for entry in before}
-    same_ids = all(kept[pk][0].declared_id == by_pk[pk].declared_id for pk in changed if pk in kept and pk in by_pk)
-    if same_ids and len(kept) == len(by_pk) and all(pk in kept for pk in by_pk):
-        order = [entry[0].id for entry in before]
+def _views_of(part: CatalogPart, system: str, by_pk: dict[int, Tool], previous: CatalogPart | None) -> None:
+    """The system's newest entries and what is in effect, from `previous`'s where the order holds: a changed tool
+    that neither came nor went is replaced at its place (a copy of the list, no pass over the tools)."""
+    changed = part.changed[system]
+    before = previous.newest.get(system) if previous is not None else None
+    before_pks = previous.newest_pks.get(system) if previous is not None else None
+    if previous is None or before is None or before_pks is None or not _same_set(previous, system, by_pk, changed):
+        order = sorted(by_pk.values(), key=lambda t: t.declared_id)
+        part.newest[system] = [(t, t.declared(), t.rag_text_sha256) for t in order]
+        part.newest_pks[system] = [t.id for t in order]
+        part.awaiting[system] = {t.id for t in order if t.awaiting_signoff}
+        _in_effect_whole(part, system)
+        return
+    positions = previous.positions(before_pks)
+    part.keep_places(previous, before_pks)
+    entries = list(before)
+    awaiting = set(previous.awaiting[system])
+    for pk in changed:
+        t = by_pk[pk]
+        entries[positions[pk]] = (t, t.declared(), t.rag_text_sha256)
+        (awaiting.add if t.awaiting_signoff else awaiting.discard)(pk)
+    part.newest[system], part.newest_pks[system], part.awaiting[system] = entries, before_pks, awaiting
+    effect, effect_pks = previous.in_effect.get(system), previous.in_effect_pks.get(system)
+    if not awaiting:  # clinical profiles retrieve over what is in effect: the same index when nothing awaits
+        part.in_effect[system], part.in_effect_pks[system] = None, None
+    elif effect is None or effect_pks is None or not all(_kept(previous, effect_pks, by_pk[pk]) for pk in changed):
+        _in_effect_whole(part, system)
     else:
-        order = [t.id for t in sorted(by_pk.values(), key=lambda t: t.declared_id)]
-    return [
-        kept[pk] if pk in kept and pk not in changed else (by_pk[pk], by_pk[pk].declared(), by_pk[pk].rag_text_sha256)
-        for pk in order
-    ]
+        at = previous.positions(effect_pks)
+        part.keep_places(previous, effect_pks)
+        effect = list(effect)
+        for pk in changed:
+            if pk in at:
+                t = by_pk[pk]
+                effect[at[pk]] = (t, t.in_effect or {}, t.in_effect_text_sha256)
+        part.in_effect[system], part.in_effect_pks[system] = effect, effect_pks
+
+
+def _same_set(previous: CatalogPart, system: str, by_pk: dict[int, Tool], changed: set[int]) -> bool:
+    """Whether the tools are the previous part's with the same ids: every changed tool was there and still is
+    (the others were not read again, so they are the same)."""
+    before, before_pks = previous.newest[system], previous.newest_pks[system]
+    if len(before_pks) != len(by_pk) or len(changed) * 2 > len(by_pk):
+        return False
+    positions = previous.positions(before_pks)
+    return all(
+        pk in positions and pk in by_pk and before[positions[pk]][0].declared_id == by_pk[pk].declared_id
+        for pk in changed
+    )
+
+
+def _kept(previous: CatalogPart, effect_pks: list[int], tool: Tool) -> bool:
+    """Whether the tool is in effect now exactly when it was (so the list keeps its members and order)."""
+    return (tool.id in previous.positions(effect_pks)) == bool(tool.in_effect)
+
+
+def _in_effect_whole(part: CatalogPart, system: str) -> None:
+    if not part.awaiting[system]:
+        part.in_effect[system], part.in_effect_pks[system] = None, None
+        return
+    effect: list[Entry] = [(t, t.in_effect, t.in_effect_text_sha256) for t, _, _ in part.newest[system] if t.in_effect]
+    part.in_effect[system], part.in_effect_pks[system] = effect, [t.id for t, _, _ in effect]
 
 
 Revisions = list[tuple[int, str, int, object]]  # (pk, system, number, created_at)

@@ -108,8 +108,15 @@ def test_an_index_updated_after_a_change_ranks_exactly_like_a_fresh_build(
     demo_embedded: None, name: str, signed: bool
 ) -> None:
     _ranked()  # the index before the change, kept
+    assert index_module._cached is not None
+    before, before_part = index_module._cached.systems["condor"], index_module._catalog_part
+    assert before_part is not None
     touched = _import(CHANGES[name], signed=signed)
     updated = _ranked()
+    assert index_module._cached is not None and index_module._catalog_part is not None
+    if name in ("a tool's text changed", "a tool's availability changed"):  # the same tools: patched in place
+        assert index_module._catalog_part.newest_pks["condor"] is before_part.newest_pks["condor"]
+        assert index_module._cached.systems["condor"].tool_pks is before.tool_pks
     part = index_module._catalog_part
     assert part is not None and "condor" not in part.whole and "tucan" not in part.whole
     assert touched <= part.changed["condor"] and not part.changed["tucan"]  # tucan's tools were not read again
