@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run demo-reset test install messages compilemessages lint bench clean mcp-servers browser-assets
+.PHONY: run demo-reset test install messages compilemessages lint bench bench-50k clean mcp-servers browser-assets
 
 $(PY):
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -104,6 +104,16 @@ bench: $(STAMP)
 	$(PY) bench/otlp_ingest.py
 	$(PY) bench/approvals_load.py
 	$(PY) bench/load_mixed.py --seconds 60 --rate 50
+
+# Issue 24's cost curve at 500, 5,000 and 50,000 tools, ours beside each baseline, on the PostgreSQL database
+# DATABASE_URL names (scratch databases are created beside it; about 30 minutes on 2 cores; bench/README.md).
+bench-50k: $(STAMP)
+	@case "$${DATABASE_URL:-}" in postgres*) ;; *) echo "bench-50k needs DATABASE_URL=postgres://... (a scratch database)"; exit 2;; esac
+	$(PY) bench/import_catalog.py --tools 500 5000 50000
+	$(PY) bench/console_pages.py --tools 500 5000 50000
+	$(PY) bench/rag_scale.py --tools 500,5000,50000
+	$(PY) bench/rag_worker.py --tools 5000
+	$(PY) bench/rag_worker.py --tools 50000 --embedder cheap
 
 # Remove .venv, the demo database, caches and compiled catalogs.
 clean:
