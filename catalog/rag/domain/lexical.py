@@ -144,17 +144,41 @@ def counted_index(
 ) -> LexicalIndex:
     """The index over `parts` counting the rows `counted` marks; from `before` (the same rows and perhaps fewer,
     in the same order) only the rows counted or no longer counted since are read: the idf is recounted by
-    difference, the norms over every row (one sparse product)."""
+    difference, the norms over every row (one sparse product); with the same rows counted, the idf and the norms
+    are `before`'s (and the norms of the rows appended since)."""
     parts = tuple(parts)
     if before is None:
         df = np.bincount(_ngrams_of(parts, np.flatnonzero(counted)), minlength=N_FEATURES).astype(np.int64)
-    else:
-        was = np.zeros(len(counted), dtype=bool)
-        was[: len(before.counted)] = before.counted
-        df = before.df.copy()
-        df += np.bincount(_ngrams_of(parts, np.flatnonzero(counted & ~was)), minlength=N_FEATURES)
-        df -= np.bincount(_ngrams_of(parts, np.flatnonzero(was & ~counted)), minlength=N_FEATURES)
+        return LexicalIndex(parts, counted.copy(), df, _norms(parts, df, int(counted.sum())))
+    was = np.zeros(len(counted), dtype=bool)
+    was[: len(before.counted)] = before.counted
+    added, dropped = np.flatnonzero(counted & ~was), np.flatnonzero(was & ~counted)
+    if not len(added) and not len(dropped):  # the same rows counted: the same idf, so the same norms
+        grown = np.arange(len(before.norms), len(counted))
+        tail = _norms_at(parts, grown, before.df, int(counted.sum()))
+        return LexicalIndex(parts, counted.copy(), before.df, np.concatenate([before.norms, tail]))
+    df = before.df.copy()
+    df += np.bincount(_ngrams_of(parts, added), minlength=N_FEATURES)
+    df -= np.bincount(_ngrams_of(parts, dropped), minlength=N_FEATURES)
     return LexicalIndex(parts, counted.copy(), df, _norms(parts, df, int(counted.sum())))
+
+
+def _norms_at(parts: Sequence[LexicalRows], rows: np.ndarray, df: np.ndarray, n: int) -> np.ndarray:
+    """The norms of the given rows only (numbered over the parts in order)."""
+    if not len(rows):
+        return np.zeros(0, dtype=np.float32)
+    idf = _idf(n, df)
+    squared = idf * idf
+    found: list[np.ndarray] = []
+    start = 0
+    for part in parts:
+        local = rows[(rows >= start) & (rows < start + part.count)] - start
+        if len(local):
+            found.append(np.asarray(part.squares[local] @ squared).ravel())
+        start += part.count
+    norms = np.sqrt(np.concatenate(found)).astype(np.float32)
+    norms[norms == 0] = 1.0
+    return norms
 
 
 def lexical_index(rows: Sequence[sparse.csr_matrix]) -> LexicalIndex:
