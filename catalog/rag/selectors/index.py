@@ -159,7 +159,12 @@ def _update(version: tuple[object, ...], model_id: str, old: RagIndex | None, *,
         touched = None if base is None else changed | (fresh_vectors & part.tools[system].keys())
         views = [newest] if part.in_effect[system] is None else [newest, part.in_effect[system] or []]
         pk_lists = [part.newest_pks[system], part.in_effect_pks[system] or []][: len(views)]
-        befores = [base, old.in_effect.get(system) if old is not None and base is not None else None]
+        effect_before = old.in_effect.get(system) if old is not None and base is not None else None
+        if len(views) == 2 and effect_before is base:
+            # What is in effect differs from the newest catalog for the first time: made from its own declarations
+            # (fail closed), not from the newest view's tools.
+            effect_before = None
+        befores = [base, effect_before]
         made = _system(system, list(zip(views, pk_lists, strict=True)), befores[: len(views)], touched, part)
         systems[system] = made[0]
         in_effect[system] = made[-1]
