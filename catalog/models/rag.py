@@ -34,8 +34,8 @@ class ToolEmbedding(models.Model):
         ]
         indexes = [
             models.Index(fields=["model_id", "text_sha256"], name="tool_embedding_text_idx"),
-            # Every resolution asks for the newest vector of the model (`_vectors_version`): with these the answer
-            # is two index lookups, not a scan of every vector row (16 KB each with their phrases).
+            # Every resolution asks for the newest vector of the model (`rag.selectors.vectors.vectors_version`):
+            # with these the answer is two index lookups, not a scan of every vector row (16 KB each with phrases).
             models.Index(fields=["model_id", "embedded_at"], name="tool_embedding_time_idx"),
             models.Index(fields=["model_id", "id"], name="tool_embedding_newest_idx"),
             # The few vectors a sibling refresh (and the sweep looking for a lost one) has to check.

@@ -206,6 +206,7 @@ class CatalogRows:
         return self.count()
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
+        # Paginator reads pages by slice and never iterates; the sequence protocol it is typed against wants this.
         return iter(self[0 : self.count()])
 
     @overload

@@ -171,9 +171,27 @@ def system_view(
         rows[slot] = tools[n]
     same_slots = before is not None and before.table is not None and before.table.origin is table.origin
     lexical = counted_index(table.lexical, serving, before.lexical if same_slots and before is not None else None)
-    view = SystemIndex(
+    view = _over(table, tools, {t.key: t for t in tools}, rows, serving, order, lexical, floors, revision)
+    if before is not None:
+        _carry(view, before, same_slots=same_slots)
+    return view
+
+
+def _over(
+    table: SlotTable,
+    tools: list[IndexedTool],
+    by_key: dict[str, IndexedTool],
+    rows: list[IndexedTool],
+    serving: np.ndarray,
+    order: np.ndarray,
+    lexical: LexicalIndex,
+    floors: list[tuple[str, str, list[str]]],
+    revision: object,
+) -> SystemIndex:
+    """A system index over `table`'s matrices (what `system_view` and `patched_view` both make)."""
+    return SystemIndex(
         tools=tools,
-        by_key={t.key: t for t in tools},
+        by_key=by_key,
         matrix=table.matrix,
         rows=rows,
         floors=floors,
@@ -184,9 +202,6 @@ def system_view(
         order=order,
         table=table,
     )
-    if before is not None:
-        _carry(view, before, same_slots=same_slots)
-    return view
 
 
 def _carry(view: SystemIndex, before: SystemIndex, *, same_slots: bool) -> None:
@@ -195,6 +210,14 @@ def _carry(view: SystemIndex, before: SystemIndex, *, same_slots: bool) -> None:
     changed = [t for t in view.tools if id(t) not in kept]
     now = {id(t) for t in view.tools} if len(view.tools) != len(before.tools) or changed else kept
     gone = [t.key for t in before.tools if id(t) not in now and t.key not in view.by_key]
+    _carry_values(view, before, changed, gone, eligibility=same_slots)
+
+
+def _carry_values(
+    view: SystemIndex, before: SystemIndex, changed: list[IndexedTool], gone: list[str], *, eligibility: bool
+) -> None:
+    """`before`'s registry, manifest lines and (with `eligibility`: `view` numbers slots as `before`) per-profile
+    eligibility into `view`: the keys `gone` dropped, the `changed` tools computed again, every other taken."""
     for name, value_of in (("registry", _declared_id), ("manifest_lines", manifest_line_of)):
         if name in before.__dict__:
             values = dict(before.__dict__[name])
@@ -203,9 +226,7 @@ def _carry(view: SystemIndex, before: SystemIndex, *, same_slots: bool) -> None:
             values.update((t.key, value_of(t)) for t in changed)
             view.__dict__[name] = values
     assert view.serving is not None
-    for slug, (profile, by_key, by_row, _) in before._eligible.items():
-        if not same_slots:
-            continue
+    for slug, (profile, by_key, by_row, _) in before._eligible.items() if eligibility else ():
         by_key = dict(by_key)
         for key in gone:
             by_key.pop(key, None)
@@ -251,19 +272,7 @@ def patched_view(
             serving[new.row], order[new.row], rows[new.row] = True, n, new
     same_rows = table.lexical is before.table.lexical and np.array_equal(serving, before.serving)
     lexical = before.lexical if same_rows else counted_index(table.lexical, serving, before.lexical)
-    view = SystemIndex(
-        tools=tools,
-        by_key=by_key,
-        matrix=table.matrix,
-        rows=rows,
-        floors=floors,
-        revision=revision,
-        phrase_vectors=table.phrases,
-        lexical_rows=lexical,
-        serving=serving,
-        order=order,
-        table=table,
-    )
+    view = _over(table, tools, by_key, rows, serving, order, lexical, floors, revision)
     view.__dict__["positions"], view.__dict__["tool_pks"] = before.positions, before.tool_pks
     _carry_at(view, before, changed)
     return view
@@ -272,28 +281,10 @@ def patched_view(
 def _carry_at(view: SystemIndex, before: SystemIndex, changed: list[int]) -> None:
     """`before`'s per-declaration values into `view` (same tools, same order), corrected at the places `changed`."""
     pairs = [(before.tools[n], view.tools[n]) for n in changed]
-    for name, value_of in (("registry", _declared_id), ("manifest_lines", manifest_line_of)):
-        if name in before.__dict__:
-            values = dict(before.__dict__[name])
-            for old, new in pairs:
-                if old.key != new.key:
-                    values.pop(old.key, None)
-                values[new.key] = value_of(new)
-            view.__dict__[name] = values
+    gone = [old.key for old, new in pairs if old.key != new.key]
+    _carry_values(view, before, [new for _, new in pairs], gone, eligibility=True)
     if "always_included" in before.__dict__ and all(old.always_include == new.always_include for old, new in pairs):
         view.__dict__["always_included"] = before.always_included
-    assert view.serving is not None
-    for slug, (profile, by_key, by_row, _) in before._eligible.items():
-        by_key = dict(by_key)
-        grown = np.zeros(len(view.rows), dtype=bool)
-        grown[: len(by_row)] = by_row
-        for old, new in pairs:
-            if old.key != new.key:
-                by_key.pop(old.key, None)
-            by_key[new.key] = _eligible(new, profile)
-            if new.row is not None:
-                grown[new.row] = by_key[new.key]
-        view._eligible[slug] = (profile, by_key, grown, grown & view.serving)
 
 
 def _declared_id(t: IndexedTool) -> str:

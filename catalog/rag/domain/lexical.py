@@ -10,7 +10,7 @@ are corrected by the rows counted or dropped, and each row's norm under the new 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -72,17 +72,21 @@ def joined(parts: Sequence[LexicalRows], rows: np.ndarray | None = None) -> Lexi
     return _of_tf(tf if rows is None else tf[rows])
 
 
-def _ngrams_of(parts: Sequence[LexicalRows], rows: np.ndarray) -> np.ndarray:
-    """Every n-gram occurrence (once per row) of the given rows, numbered over the parts in order."""
-    found: list[np.ndarray] = []
+def _by_part(parts: Sequence[LexicalRows], rows: np.ndarray) -> Iterator[tuple[LexicalRows, np.ndarray]]:
+    """Each part with the given rows (numbered over the parts in order) that fall in it, as its own row numbers."""
     start = 0
     for part in parts:
         local = rows[(rows >= start) & (rows < start + part.count)] - start
-        if len(local) == part.count:
-            found.append(part.tf.indices)
-        elif len(local):
-            found.append(part.tf[local].indices)
+        if len(local):
+            yield part, local
         start += part.count
+
+
+def _ngrams_of(parts: Sequence[LexicalRows], rows: np.ndarray) -> np.ndarray:
+    """Every n-gram occurrence (once per row) of the given rows, numbered over the parts in order."""
+    found = [
+        part.tf.indices if len(local) == part.count else part.tf[local].indices for part, local in _by_part(parts, rows)
+    ]
     return np.concatenate(found) if found else np.zeros(0, dtype=np.int32)
 
 
@@ -169,13 +173,7 @@ def _norms_at(parts: Sequence[LexicalRows], rows: np.ndarray, df: np.ndarray, n:
         return np.zeros(0, dtype=np.float32)
     idf = _idf(n, df)
     squared = idf * idf
-    found: list[np.ndarray] = []
-    start = 0
-    for part in parts:
-        local = rows[(rows >= start) & (rows < start + part.count)] - start
-        if len(local):
-            found.append(np.asarray(part.squares[local] @ squared).ravel())
-        start += part.count
+    found = [np.asarray(part.squares[local] @ squared).ravel() for part, local in _by_part(parts, rows)]
     norms = np.sqrt(np.concatenate(found)).astype(np.float32)
     norms[norms == 0] = 1.0
     return norms

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from django.conf import settings
 from django.db import connections
-from django.db.models import Max, Q
+from django.db.models import Q
 
 from catalog.core.cache import catalog_version
 from catalog.models import Tool, ToolEmbedding
@@ -34,6 +34,7 @@ from catalog.rag.domain.index import (
 from catalog.rag.domain.phrases import PHRASE_SCHEME, lexical_text, tool_phrases
 from catalog.rag.domain.slots import Piece, SlotKey, SlotTable, appended, compacted, empty_table, needs_compaction
 from catalog.rag.selectors.index_catalog import CatalogPart, Entry, read_catalog
+from catalog.rag.selectors.vectors import vectors_version
 
 _lock = threading.Lock()
 _cached: RagIndex | None = None
@@ -57,12 +58,6 @@ def forget() -> None:
         _listing.clear()
 
 
-def _vectors_version(model_id: str) -> tuple[object, ...]:
-    """The newest vector of the model (time and id): asked on every resolution, one aggregate over an index."""
-    found = ToolEmbedding.objects.filter(model_id=model_id).aggregate(last=Max("embedded_at"), top=Max("pk"))
-    return (found["last"], found["top"])
-
-
 def rag_index(model_id: str, *, background: bool | None = None) -> RagIndex:
     """The index for the model, updated when the catalog or the model's vectors changed since it was made.
 
@@ -74,7 +69,7 @@ def rag_index(model_id: str, *, background: bool | None = None) -> RagIndex:
     effect. Without `background` a catalog change waits for the update, a vector change unless another thread
     updates."""
     global _cached
-    version = (catalog_version(), model_id, _vectors_version(model_id))
+    version = (catalog_version(), model_id, vectors_version(model_id))
     index = _cached
     if index is not None and index.version == version and index.exact:
         return index
@@ -120,7 +115,7 @@ def refresh(model_id: str, *, close: bool = True) -> None:
     try:
         while True:
             with _lock:
-                version = (catalog_version(), model_id, _vectors_version(model_id))
+                version = (catalog_version(), model_id, vectors_version(model_id))
                 if _cached is not None and _cached.version == version and _cached.exact:
                     return
                 _cached = _update(version, model_id, _cached)

@@ -102,7 +102,8 @@ def embedding_status(*, system: str | None = None) -> EmbeddingStatus:
 
 def vectors_version(model_id: str) -> tuple[object, ...]:
     """The model's newest vector (time and id): moves whenever a vector is written or re-made. One aggregate that
-    PostgreSQL answers from two indexes' ends (tool_embedding_time_idx, tool_embedding_newest_idx)."""
+    PostgreSQL answers from two indexes' ends (tool_embedding_time_idx, tool_embedding_newest_idx). Every
+    resolution asks it (the retrieval index's freshness), and the dashboard's embedding status."""
     found = ToolEmbedding.objects.filter(model_id=model_id).aggregate(last=Max("embedded_at"), top=Max("pk"))
     return (found["last"], found["top"])
 

@@ -201,5 +201,3 @@ def test_eval_retrieval_prints_the_signal_tables(demo_embedded: None, own_cases:
     # en: second by the shared words (recall@1 0, @5 1, MRR 1/2); de: no case, dashes; all: as en.
     assert held_back == ["0.000", "1.000", "1.000", "0.500", *["—"] * 4, "0.000", "1.000", "1.000", "0.500"]
     assert "lex-1 (held back): 'drgintrctn chck'" in text
-
-

@@ -17,7 +17,8 @@ from django.test.utils import CaptureQueriesContext
 from catalog.domain.budget import manifest_line_of
 from catalog.models import Tool, ToolEmbedding
 from catalog.rag.selectors import index as index_module
-from catalog.rag.selectors.index import _vectors_version, rag_index
+from catalog.rag.selectors.index import rag_index
+from catalog.rag.selectors.vectors import vectors_version
 
 URL = "/api/v1/rag/resolve"
 
@@ -129,8 +130,8 @@ def test_the_cached_index_is_rebuilt_when_a_vector_is_re_embedded(resolve: Calla
     model_id = ToolEmbedding.objects.values_list("model_id", flat=True).first()
     assert model_id is not None
     expected = ToolEmbedding.objects.filter(model_id=model_id).aggregate(last=Max("embedded_at"), top=Max("pk"))
-    assert _vectors_version(model_id) == (expected["last"], expected["top"])
-    assert _vectors_version("no-such-model") == (None, None)
+    assert vectors_version(model_id) == (expected["last"], expected["top"])
+    assert vectors_version("no-such-model") == (None, None)
     resolve(prompt="Blutdruck eintragen")
     before = rag_index(model_id)
     assert rag_index(model_id) is before
