@@ -7,7 +7,7 @@ hold still; everything here depends on the declarations only, so it is computed 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import InitVar, dataclass, field
 from functools import cached_property
 from typing import Any
@@ -17,6 +17,7 @@ import numpy as np
 from catalog.domain.budget import ManifestLine, manifest_line_of
 from catalog.domain.profiles import is_plan_eligible
 from catalog.rag.domain.hybrid import PhraseMatrix, phrase_matrix
+from catalog.rag.domain.layered import layered
 from catalog.rag.domain.lexical import LexicalIndex, counted_index, lexical_index, term_counts
 from catalog.rag.domain.slots import SlotTable, empty_table
 
@@ -70,7 +71,7 @@ class IndexedProfile:
 @dataclass
 class SystemIndex:
     tools: list[IndexedTool]
-    by_key: dict[str, IndexedTool]
+    by_key: Mapping[str, IndexedTool]  # a dict, or one made from the index it follows (`layered`)
     matrix: np.ndarray  # one row per slot of `table` (or per current vector when made by hand)
     rows: list[IndexedTool]  # the tool of each row (any placeholder where `serving` is false)
     floors: list[tuple[str, str, list[str]]]  # (slug, trigger, tool ids)
@@ -81,7 +82,9 @@ class SystemIndex:
     phrases: PhraseMatrix = field(init=False)
     lexical: LexicalIndex = field(init=False)
     # profile slug → (the profile, eligibility by key, by row before `serving`, by row and served)
-    _eligible: dict[str, tuple[IndexedProfile, dict[str, bool], np.ndarray, np.ndarray]] = field(default_factory=dict)
+    _eligible: dict[str, tuple[IndexedProfile, Mapping[str, bool], np.ndarray, np.ndarray]] = field(
+        default_factory=dict
+    )
     serving: np.ndarray | None = None  # the rows this index serves (a tool's current vector); None: every row
     order: np.ndarray | None = None  # each row's tool's place in declared-id order (ties); None: the row number
     table: SlotTable | None = None  # the slots the rows are (shared with the other index of the system)
@@ -108,7 +111,7 @@ class SystemIndex:
         return [t.pk for t in self.tools]
 
     @cached_property
-    def registry(self) -> dict[str, str]:
+    def registry(self) -> Mapping[str, str]:
         """Canonical key → declared id, for ordering candidates."""
         return {t.key: t.declared_id for t in self.tools}
 
@@ -117,11 +120,11 @@ class SystemIndex:
         return [t.declared_id for t in self.tools if t.always_include]
 
     @cached_property
-    def manifest_lines(self) -> dict[str, ManifestLine]:
+    def manifest_lines(self) -> Mapping[str, ManifestLine]:
         """Each tool's manifest line by canonical key: it depends on the declaration only, so once per index."""
         return {t.key: manifest_line_of(t) for t in self.tools}
 
-    def eligibility(self, profile: IndexedProfile) -> tuple[dict[str, bool], np.ndarray]:
+    def eligibility(self, profile: IndexedProfile) -> tuple[Mapping[str, bool], np.ndarray]:
         """Plan eligibility under a profile: per key, and as a mask over the vector rows (cached per profile)."""
         cached = self._eligible.get(profile.slug)
         if cached is None or cached[0] != profile:
@@ -180,7 +183,7 @@ def system_view(
 def _over(
     table: SlotTable,
     tools: list[IndexedTool],
-    by_key: dict[str, IndexedTool],
+    by_key: Mapping[str, IndexedTool],
     rows: list[IndexedTool],
     serving: np.ndarray,
     order: np.ndarray,
@@ -217,26 +220,20 @@ def _carry_values(
     view: SystemIndex, before: SystemIndex, changed: list[IndexedTool], gone: list[str], *, eligibility: bool
 ) -> None:
     """`before`'s registry, manifest lines and (with `eligibility`: `view` numbers slots as `before`) per-profile
-    eligibility into `view`: the keys `gone` dropped, the `changed` tools computed again, every other taken."""
+    eligibility into `view`: the keys `gone` dropped, the `changed` tools computed again, every other taken
+    (`layered`: in the time of the change, not of the catalog)."""
     for name, value_of in (("registry", _declared_id), ("manifest_lines", manifest_line_of)):
         if name in before.__dict__:
-            values = dict(before.__dict__[name])
-            for key in gone:
-                values.pop(key, None)
-            values.update((t.key, value_of(t)) for t in changed)
-            view.__dict__[name] = values
+            view.__dict__[name] = layered(before.__dict__[name], [(t.key, value_of(t)) for t in changed], gone)
     assert view.serving is not None
     for slug, (profile, by_key, by_row, _) in before._eligible.items() if eligibility else ():
-        by_key = dict(by_key)
-        for key in gone:
-            by_key.pop(key, None)
+        flags = {t.key: _eligible(t, profile) for t in changed}
         grown = np.zeros(len(view.rows), dtype=bool)
         grown[: len(by_row)] = by_row
         for t in changed:
-            by_key[t.key] = _eligible(t, profile)
             if t.row is not None:
-                grown[t.row] = by_key[t.key]
-        view._eligible[slug] = (profile, by_key, grown, grown & view.serving)
+                grown[t.row] = flags[t.key]
+        view._eligible[slug] = (profile, layered(by_key, flags.items(), gone), grown, grown & view.serving)
 
 
 def patched_view(
@@ -258,18 +255,18 @@ def patched_view(
     order = np.full(used, count, dtype=np.int64)
     order[: len(before.order)] = before.order
     rows = before.rows + [_PLACEHOLDER] * (used - len(before.rows))
-    by_key = dict(before.by_key)
+    dropped = []
     for n in changed:  # first every old slot (two changed tools may trade slots), then the new ones
         old = before.tools[n]
         if old.row is not None:
             serving[old.row], order[old.row], rows[old.row] = False, count, _PLACEHOLDER
-        if by_key.get(old.key) is old:
-            del by_key[old.key]
+        if before.by_key.get(old.key) is old:
+            dropped.append(old.key)
     for n in changed:
         new = tools[n]
-        by_key[new.key] = new
         if new.row is not None:
             serving[new.row], order[new.row], rows[new.row] = True, n, new
+    by_key = layered(before.by_key, [(tools[n].key, tools[n]) for n in changed], dropped)
     same_rows = table.lexical is before.table.lexical and np.array_equal(serving, before.serving)
     lexical = before.lexical if same_rows else counted_index(table.lexical, serving, before.lexical)
     view = _over(table, tools, by_key, rows, serving, order, lexical, floors, revision)

@@ -18,6 +18,7 @@ import numpy as np
 from django.conf import settings
 from django.db import connections
 from django.db.models import Q
+from django.utils import timezone
 
 from catalog.core.cache import catalog_version
 from catalog.models import Tool, ToolEmbedding
@@ -43,9 +44,10 @@ _catalog_part: CatalogPart | None = None
 _tables: dict[str, SlotTable] = {}  # system → its slot table (shared by its newest and in-effect indexes)
 Listing = dict[int, dict[str, tuple[int, object]]]  # tool pk → {text hash: (vector row id, embedded_at)}
 _listing: Listing = {}
-_listed: tuple[Any, int, int] | None = None  # (newest embedded_at, top row id, rows) the listing reflects
-# A worker stamps `embedded_at` before its transaction commits: a listing since a time looks back this far, so a
-# row committed after a newer one is still seen.
+_listed: tuple[Any, int, int] | None = None  # (when it was read, top row id, rows) the listing reflects
+# A worker stamps `embedded_at` before its transaction commits: the next listing looks back this far from when the
+# last one was read, so a row committed after that read is still seen (a worker's transaction, and the clocks'
+# difference between the worker's host and this one, stay well under it).
 LOOK_BACK = timedelta(minutes=2)
 
 
@@ -154,12 +156,9 @@ def _update(version: tuple[object, ...], model_id: str, old: RagIndex | None, *,
         touched = None if base is None else changed | (fresh_vectors & part.tools[system].keys())
         views = [newest] if part.in_effect[system] is None else [newest, part.in_effect[system] or []]
         pk_lists = [part.newest_pks[system], part.in_effect_pks[system] or []][: len(views)]
-        effect_before = old.in_effect.get(system) if old is not None and base is not None else None
-        if len(views) == 2 and effect_before is base:
-            # What is in effect differs from the newest catalog for the first time: made from its own declarations
-            # (fail closed), not from the newest view's tools.
-            effect_before = None
-        befores = [base, effect_before]
+        # When what is in effect first differs from the newest catalog (an import after a sign-off), `base` is what
+        # was in effect: its tools not touched since are in effect as they were, so it is patched like the newest.
+        befores = [base, old.in_effect.get(system) if old is not None and base is not None else None]
         made = _system(system, list(zip(views, pk_lists, strict=True)), befores[: len(views)], touched, part)
         systems[system] = made[0]
         in_effect[system] = made[-1]
@@ -283,24 +282,35 @@ def _listed_vector(pk: int, text_sha: str) -> tuple[int, object] | None:
 def _read_listing(model_id: str, *, whole: bool) -> set[int]:
     """Bring `_listing` up to date; the tool pks whose vector rows changed (every listed pk when read whole).
 
-    Since the last listing: every vector row of each tool with a row made or re-made since (a worker that stores
-    a tool's vector deletes its vectors no text of the tool needs in the same transaction), then a count."""
+    Since the last listing: the rows made or re-made since (a row id above the highest seen, or a time within
+    LOOK_BACK of when the last listing was read), then every vector row of each tool among them that the listing
+    does not hold as it is (a worker that stores a tool's vector deletes its vectors no text of the tool needs in
+    the same transaction), then a count. Two plain reads rather than one semi-join: the planner cannot misjudge
+    a join over a table whose statistics lag a bulk embedding (788 ms for 5,000 rows once)."""
     global _listed
     rows = ToolEmbedding.objects.filter(model_id=model_id)
     columns = ("pk", "tool_id", "text_sha256", "embedded_at")
+    # Taken before the reads: a row committed after them is stamped before this (by less than LOOK_BACK).
+    read_at = timezone.now()
     if not whole and _listed is not None:
-        last, top, _ = _listed
-        since = rows.filter(Q(pk__gt=top) | Q(embedded_at__gte=last - LOOK_BACK)) if last is not None else rows
-        found = list(rows.filter(tool_id__in=since.values("tool_id")).values_list(*columns))
+        listed_at, top, _ = _listed
+        recent = rows.filter(Q(pk__gt=top) | Q(embedded_at__gte=listed_at - LOOK_BACK)).values_list(*columns)
+        new = sorted({tool_id for pk, tool_id, sha, at in recent if _listed_vector(tool_id, sha) != (pk, at)})
+        found = [row for start in range(0, len(new), 2000) for row in _rows_of(rows, new[start : start + 2000])]
         changed, size = _listed_into(found, _listed[2])
         if rows.count() == size:
-            _listed = _mark(found, _listed, size)
+            _listed = (read_at, max([top, *(pk for pk, _, _, _ in found)]), size)
             return changed
     found = list(rows.values_list(*columns))
     _listing.clear()
     changed, size = _listed_into(found, 0)
-    _listed = _mark(found, None, size)
+    _listed = (read_at, max((pk for pk, _, _, _ in found), default=0), size)
     return changed
+
+
+def _rows_of(rows: Any, tool_ids: list[int]) -> list[tuple[int, int, str, Any]]:
+    """Every vector row (listing columns) of the tools."""
+    return list(rows.filter(tool_id__in=tool_ids).values_list("pk", "tool_id", "text_sha256", "embedded_at"))
 
 
 def _listed_into(found: list[tuple[int, int, str, Any]], size: int) -> tuple[set[int], int]:
@@ -317,15 +327,6 @@ def _listed_into(found: list[tuple[int, int, str, Any]], size: int) -> tuple[set
             _listing[tool_id] = texts
             changed.add(tool_id)
     return changed, size
-
-
-def _mark(
-    found: list[tuple[int, int, str, Any]], before: tuple[Any, int, int] | None, size: int
-) -> tuple[Any, int, int]:
-    """The newest time and row id the listing has seen, and its size."""
-    times = [at for _, _, _, at in found] + ([before[0]] if before is not None and before[0] is not None else [])
-    tops = [pk for pk, _, _, _ in found] + ([before[1]] if before is not None else [])
-    return (max(times) if times else None, max(tops) if tops else 0, size)
 
 
 def _pieces(wanted: dict[SlotKey, dict[str, Any]]) -> list[Piece]:

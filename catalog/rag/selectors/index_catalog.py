@@ -3,9 +3,9 @@
 The index remembers, per system, the revision it read the catalog at (id, number, time). After an import it reads
 only the tools the newer revisions touched (`last_changed_revision`, `retired_in` or `in_effect_revision` among
 them: three indexed foreign keys), after a sign-off also the tools that awaited one; profiles and floors are small
-and read whole. A count of each system's live tools checks the result: any doubt (a revision that is gone, as after
-a test's rollback, a count that differs, a new system) reads that system whole. Fail closed: never a tool of a
-catalog that is no longer live.
+and read whole. The count of live tools the current revision's import stored checks the result: any doubt (a
+revision that is gone, as after a test's rollback, a count that differs, a new system) reads that system whole.
+Fail closed: never a tool of a catalog that is no longer live.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Count, Q
+from django.db.models import Q
 
 from catalog.models import CatalogProfile, CatalogRevision, ForcedFloor, Tool
 from catalog.rag.domain.index import IndexedProfile
@@ -29,6 +29,7 @@ class Mark:
     number: int
     created_at: object
     signed_off_at: object
+    tool_count: int = -1  # the live tools its import counted (-1: no revision)
 
 
 @dataclass(frozen=True)
@@ -76,10 +77,10 @@ def read_catalog(version: Any, previous: CatalogPart | None = None) -> CatalogPa
         kept = _updated(system, mark, previous, revisions) if previous is not None else None
         if kept is not None:
             tools[system], changed[system] = kept
-    if tools:  # the check: as many live tools as a count says (one query, over an index)
-        counts = dict(Tool.objects.live().values_list("system").annotate(n=Count("pk")).order_by())
-        for system in [s for s in tools if len(tools[s]) != counts.get(s, 0)]:
-            del tools[system]
+    # The check: as many live tools as the current revision's import counted in the transaction that changed them
+    # (imports alone make or retire tools; read with the revisions, no query of its own).
+    for system in [s for s in tools if len(tools[s]) != marks[s].tool_count]:
+        del tools[system]
     whole = frozenset(marks) - set(tools)
     if whole:
         for tool in _select(Tool.objects.live().filter(system__in=sorted(whole))):
@@ -162,7 +163,7 @@ def _in_effect_whole(part: CatalogPart, system: str) -> None:
     part.in_effect[system], part.in_effect_pks[system] = effect, [t.id for t, _, _ in effect]
 
 
-Revisions = list[tuple[int, str, int, object]]  # (pk, system, number, created_at)
+Revisions = list[tuple[int, str, int, object, int]]  # (pk, system, number, created_at, tool_count)
 
 
 def _revisions(version: Any, previous: CatalogPart | None) -> Revisions:
@@ -170,12 +171,12 @@ def _revisions(version: Any, previous: CatalogPart | None) -> Revisions:
     query = Q(pk__in=[row[1] for row in version if row[1]])
     for system, mark in (previous.marks if previous is not None else {}).items():
         query |= Q(system=system, number__gte=mark.number)
-    return list(CatalogRevision.objects.filter(query).values_list("pk", "system", "number", "created_at"))
+    return list(CatalogRevision.objects.filter(query).values_list("pk", "system", "number", "created_at", "tool_count"))
 
 
 def _mark(row: tuple[Any, ...], revisions: Revisions) -> Mark:
-    number = next((n for pk, _, n, _ in revisions if pk == row[1]), 0)
-    return Mark(row[1], number, row[2], row[3])
+    number, count = next(((n, c) for pk, _, n, _, c in revisions if pk == row[1]), (0, -1))
+    return Mark(row[1], number, row[2], row[3], count)
 
 
 def _select(queryset: Any) -> list[Tool]:
@@ -190,7 +191,7 @@ def _updated(
     if before is None or system not in previous.tools or before.revision is None:
         return None
     # The revision the previous part was read at must still be there, unchanged (a rollback can reuse ids).
-    newer = [(pk, number, at) for pk, name, number, at in revisions if name == system and number >= before.number]
+    newer = [(pk, number, at) for pk, name, number, at, _ in revisions if name == system and number >= before.number]
     if (before.revision, before.number, before.created_at) not in newer:
         return None
     since = [pk for pk, number, _ in newer if number > before.number]

@@ -43,9 +43,14 @@ def _ranked() -> list[Any]:
     for profile in PROFILES:
         for prompt in PROMPTS:
             s = snapshot_resolve(prompt=prompt, profile=profile)
-            ranking = [(h.tool.declared_id, h.tool.availability, h.score, h.rank) for h in s.ranking]
+            # With what each ranked tool is served as: a clinical profile must never see a declaration not in effect.
+            ranking = [(h.tool.declared_id, h.tool.availability, _served(h.tool), h.score, h.rank) for h in s.ranking]
             seen.append((profile, prompt, s.tool_ids, ranking, s.activation_reasons))
     return seen
+
+
+def _served(tool: Any) -> tuple[Any, ...]:
+    return (tool.rag_description, tool.description, tool.instruction_fragment, json.dumps(tool.input_schema))
 
 
 def _manifest() -> dict[str, Any]:
@@ -69,6 +74,11 @@ def _text_changed(doc: dict[str, Any]) -> None:
     _tool(doc, "listEncounters")["ragDescription"] = "USE WHEN: the user asks for every hospital stay of a patient."
 
 
+def _mutating_text(doc: dict[str, Any]) -> None:
+    # Weakening (the text of a mutating tool): it awaits sign-off, so what is in effect differs from the newest.
+    _tool(doc, "prescribeMedication")["ragDescription"] = "USE WHEN: the clinician prescribes a drug for a patient."
+
+
 def _retired(doc: dict[str, Any]) -> None:
     doc["tools"] = [t for t in doc["tools"] if t["id"] != "listVisits"]
 
@@ -80,6 +90,7 @@ def _availability(doc: dict[str, Any]) -> None:
 CHANGES: dict[str, Callable[[dict[str, Any]], None]] = {
     "a tool added": _added,
     "a tool's text changed": _text_changed,
+    "a mutating tool's text changed": _mutating_text,
     "a tool retired": _retired,
     "a tool's availability changed": _availability,
 }
@@ -114,9 +125,14 @@ def test_an_index_updated_after_a_change_ranks_exactly_like_a_fresh_build(
     touched = _import(CHANGES[name], signed=signed)
     updated = _ranked()
     assert index_module._cached is not None and index_module._catalog_part is not None
-    if name in ("a tool's text changed", "a tool's availability changed"):  # the same tools: patched in place
+    same_tools = ("a tool's text changed", "a mutating tool's text changed", "a tool's availability changed")
+    if name in same_tools:  # the same tools: patched in place
         assert index_module._catalog_part.newest_pks["condor"] is before_part.newest_pks["condor"]
         assert index_module._cached.systems["condor"].tool_pks is before.tool_pks
+    if name == "a mutating tool's text changed" and not signed:  # in effect: what was, patched (none made again)
+        effect = index_module._cached.in_effect["condor"]
+        assert effect is not index_module._cached.systems["condor"]
+        assert all(t is before.by_key[t.key] for t in effect.tools)
     part = index_module._catalog_part
     assert part is not None and "condor" not in part.whole and "tucan" not in part.whole
     assert touched <= part.changed["condor"] and not part.changed["tucan"]  # tucan's tools were not read again
@@ -134,8 +150,9 @@ def test_the_update_reads_only_the_changed_tools(demo_embedded: None) -> None:
     assert part is not None and part.changed == {"condor": touched, "tucan": set()} and len(touched) == 1
     tool_reads = [q["sql"] for q in queries.captured_queries if q["sql"].startswith('SELECT "catalog_tool"."id"')]
     assert len(tool_reads) == 1 and "last_changed_revision_id" in tool_reads[0]  # the changed tools, by revision
-    # catalog and vector versions, the revisions, the changed tools, the count check, profiles, floors, and the
-    # vectors: the listing of the tools re-embedded since, its count check and the one changed text's blob.
+    # catalog and vector versions, the revisions (with the live-tool count that checks the part), the changed
+    # tools, profiles, floors, and the vectors: the rows made since, every row of the tools among them, their
+    # count check and the one changed text's blob.
     assert len(queries) <= 10, [q["sql"][:120] for q in queries.captured_queries]
 
 
