@@ -122,6 +122,9 @@ def _views_of(part: CatalogPart, system: str, by_pk: dict[int, Tool], previous: 
         (awaiting.add if t.awaiting_signoff else awaiting.discard)(pk)
     part.newest[system], part.newest_pks[system], part.awaiting[system] = entries, before_pks, awaiting
     effect, effect_pks = previous.in_effect.get(system), previous.in_effect_pks.get(system)
+    if effect is None and not previous.awaiting[system]:
+        # Nothing awaited sign-off: every tool was in effect as declared (`awaits_signoff`), the newest list.
+        effect, effect_pks = before, before_pks
     if not awaiting:  # clinical profiles retrieve over what is in effect: the same index when nothing awaits
         part.in_effect[system], part.in_effect_pks[system] = None, None
     elif effect is None or effect_pks is None or not all(_kept(previous, effect_pks, by_pk[pk]) for pk in changed):

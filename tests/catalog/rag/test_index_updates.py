@@ -133,6 +133,8 @@ def test_an_index_updated_after_a_change_ranks_exactly_like_a_fresh_build(
         effect = index_module._cached.in_effect["condor"]
         assert effect is not index_module._cached.systems["condor"]
         assert all(t is before.by_key[t.key] for t in effect.tools)
+        # ...and its list is the newest one as it was, patched (no pass over every tool's in-effect fields)
+        assert index_module._catalog_part.in_effect_pks["condor"] is before_part.newest_pks["condor"]
     part = index_module._catalog_part
     assert part is not None and "condor" not in part.whole and "tucan" not in part.whole
     assert touched <= part.changed["condor"] and not part.changed["tucan"]  # tucan's tools were not read again
