@@ -134,7 +134,7 @@ def _import_locked(
     touched = _update_tools(plan, revision, rule_index, changes, result)
     touched += _retire_tools(plan, revision, changes, result)
     if "ownership" in config_changes or "teams" in config_changes:
-        touched += _rederive_owners(system, manifest, rule_index, touched)
+        touched += _rederive_owners(revision, manifest, rule_index, touched)
     _save_tools(touched, changes)
     if {"profiles", "forcedFloors", "agents"} & set(config_changes):
         config_replace(manifest)
@@ -296,17 +296,18 @@ def _retire_tools(
 
 
 def _rederive_owners(
-    system: str,
+    revision: CatalogRevision,
     manifest: Manifest,
     rule_index: dict[tuple[str, str], OwnershipRule],
     touched: list[Tool],
 ) -> list[Tool]:
-    """Owners are derived: when the rules changed, re-derive them for every live tool that kept its declaration.
+    """Owners are derived: when the rules changed, re-derive them for every live tool that kept its declaration
+    (the tools this revision added, changed or retired were derived from the new rules as they were written).
     Returns the tools whose owner changed (in memory)."""
     touched_ids = {t.pk for t in touched}
     declared = {d.declared_id for d in manifest.tools}
     moved: list[Tool] = []
-    for tool in Tool.objects.filter(system=system):
+    for tool in Tool.objects.filter(system=revision.system).live().exclude(last_changed_revision=revision):
         if tool.pk in touched_ids or tool.declared_id not in declared:
             continue
         rule = derive_owner(tool.plane, tool.module, rule_index)

@@ -162,8 +162,8 @@ def counted_index(
         tail = _norms_at(parts, grown, before.df, int(counted.sum()))
         return LexicalIndex(parts, counted.copy(), before.df, np.concatenate([before.norms, tail]))
     df = before.df.copy()
-    df += np.bincount(_ngrams_of(parts, added), minlength=N_FEATURES)
-    df -= np.bincount(_ngrams_of(parts, dropped), minlength=N_FEATURES)
+    np.add.at(df, _ngrams_of(parts, added), 1)  # per occurrence: two 2**20-wide counts would cost more
+    np.subtract.at(df, _ngrams_of(parts, dropped), 1)
     return LexicalIndex(parts, counted.copy(), df, _norms(parts, df, int(counted.sum())))
 
 
