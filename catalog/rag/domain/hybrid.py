@@ -102,6 +102,18 @@ def ranks_of(scores: np.ndarray) -> np.ndarray:
     return np.searchsorted(descending, -scores, side="left").astype(np.int64) + 1
 
 
+class SortedRanks:
+    """`ranks_of(scores)[i]` for any i, asked one at a time: the scores are sorted once and each asked rank is one
+    binary search (ranking every row up front searches for all of them: most of a warm resolve at 50,000 tools)."""
+
+    def __init__(self, scores: np.ndarray) -> None:
+        self.scores = scores
+        self.descending = np.sort(-scores)
+
+    def __getitem__(self, i: int) -> int:
+        return int(np.searchsorted(self.descending, -self.scores[i], side="left")) + 1
+
+
 def _zscores(values: np.ndarray) -> np.ndarray:
     finite = np.isfinite(values)
     if not finite.any():

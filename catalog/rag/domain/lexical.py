@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 from scipy import sparse
@@ -93,12 +94,25 @@ def _ngrams_of(parts: Sequence[LexicalRows], rows: np.ndarray) -> np.ndarray:
 @dataclass(frozen=True)
 class LexicalIndex:
     """TF-IDF cosine over `parts`' rows (numbered over the parts in order): the idf is smoothed over the rows
-    `counted` marks (a system index's served rows), `norms` each row's length in TF-IDF space under it."""
+    `counted` marks (a system index's served rows), `norms` each row's length in TF-IDF space under it: computed
+    when first scored (one sparse product over every row), so a view no request ranks over never pays for it
+    (after an import at 50,000 tools a clinical profile's first resolve scores what is in effect only)."""
 
     parts: tuple[LexicalRows, ...]
     counted: np.ndarray  # bool per row
     df: np.ndarray  # int64 per n-gram: how many counted rows have it
-    norms: np.ndarray  # float32 per row (1 where a row has no n-gram)
+    known: np.ndarray | None = field(default=None, repr=False, compare=False)  # the norms, when made with them
+
+    @cached_property
+    def norms(self) -> np.ndarray:
+        """float32 per row (1 where a row has no n-gram)."""
+        if self.known is not None:
+            return self.known
+        return _norms(self.parts, self.df, int(self.counted.sum()))
+
+    @property
+    def has_norms(self) -> bool:
+        return self.known is not None or "norms" in self.__dict__
 
     @property
     def count(self) -> int:
@@ -148,23 +162,25 @@ def counted_index(
 ) -> LexicalIndex:
     """The index over `parts` counting the rows `counted` marks; from `before` (the same rows and perhaps fewer,
     in the same order) only the rows counted or no longer counted since are read: the idf is recounted by
-    difference, the norms over every row (one sparse product); with the same rows counted, the idf and the norms
-    are `before`'s (and the norms of the rows appended since)."""
+    difference, the norms made when first scored; with the same rows counted, the idf and the norms are `before`'s
+    (and the norms of the rows appended since)."""
     parts = tuple(parts)
     if before is None:
         df = np.bincount(_ngrams_of(parts, np.flatnonzero(counted)), minlength=N_FEATURES).astype(np.int64)
-        return LexicalIndex(parts, counted.copy(), df, _norms(parts, df, int(counted.sum())))
+        return LexicalIndex(parts, counted.copy(), df)
     was = np.zeros(len(counted), dtype=bool)
     was[: len(before.counted)] = before.counted
     added, dropped = np.flatnonzero(counted & ~was), np.flatnonzero(was & ~counted)
     if not len(added) and not len(dropped):  # the same rows counted: the same idf, so the same norms
-        grown = np.arange(len(before.norms), len(counted))
+        if not before.has_norms:  # never scored: made when first scored (no chain of unscored indexes kept)
+            return LexicalIndex(parts, counted.copy(), before.df)
+        grown = np.arange(len(before.counted), len(counted))
         tail = _norms_at(parts, grown, before.df, int(counted.sum()))
         return LexicalIndex(parts, counted.copy(), before.df, np.concatenate([before.norms, tail]))
     df = before.df.copy()
     np.add.at(df, _ngrams_of(parts, added), 1)  # per occurrence: two 2**20-wide counts would cost more
     np.subtract.at(df, _ngrams_of(parts, dropped), 1)
-    return LexicalIndex(parts, counted.copy(), df, _norms(parts, df, int(counted.sum())))
+    return LexicalIndex(parts, counted.copy(), df)
 
 
 def _norms_at(parts: Sequence[LexicalRows], rows: np.ndarray, df: np.ndarray, n: int) -> np.ndarray:

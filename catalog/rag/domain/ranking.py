@@ -19,8 +19,8 @@ from catalog.rag.domain.hybrid import (
     WHOLE,
     RankingConfig,
     Scored,
+    SortedRanks,
     phrase_scores,
-    ranks_of,
     score_prompt,
 )
 from catalog.rag.domain.index import IndexedTool, SystemIndex
@@ -54,12 +54,12 @@ class LazyRanks:
     def __init__(self, index: SystemIndex, scored: Scored, query: np.ndarray, config: RankingConfig) -> None:
         self.index, self.scored, self.query, self.config = index, scored, query, config
         self._position = {int(row): n for n, row in enumerate(scored.shortlist.tolist())}
-        # Each signal's rank of every row (shortlisted rows for the phrase), sorted once: the ranking's head asks
-        # for fifty tools' ranks, and counting per tool would pass over every row fifty times.
+        # Each signal's scores (shortlisted rows for the phrase), sorted once: the ranking's head asks for fifty
+        # tools' ranks, and counting per tool would pass over every row fifty times.
         self._ranks = {
-            WHOLE: ranks_of(scored.whole),
-            PHRASE: ranks_of(scored.phrase),
-            LEXICAL: ranks_of(scored.lexical),
+            WHOLE: SortedRanks(scored.whole),
+            PHRASE: SortedRanks(scored.phrase),
+            LEXICAL: SortedRanks(scored.lexical),
         }
 
     def hit_at(self, position: int) -> Hit:
