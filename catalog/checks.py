@@ -138,6 +138,15 @@ def ranking_settings_are_valid(app_configs: Any = None, **kwargs: Any) -> list[C
                 id="condor.E032",
             )
         )
+    watch = settings.CONDOR_RAG_INDEX_WATCH_SECONDS
+    if watch != 0 and not 0.1 <= watch <= 3600:
+        errors.append(
+            Error(
+                f"CONDOR_RAG_INDEX_WATCH_SECONDS={watch} is neither 0 (off) nor within 0.1..3600 seconds",
+                hint="1 (the default) keeps each process's retrieval index current within a second of a change.",
+                id="condor.E033",
+            )
+        )
     return errors
 
 

@@ -419,6 +419,10 @@ CONDOR_RAG_MAX_TOP_K = 50
 CONDOR_RAG_FUSION = os.environ.get("CONDOR_RAG_FUSION", "norm")
 CONDOR_RAG_SHORTLIST = int(os.environ.get("CONDOR_RAG_SHORTLIST", "200"))
 CONDOR_RAG_NEGATIVE_WEIGHT = float(os.environ.get("CONDOR_RAG_NEGATIVE_WEIGHT", "1.0"))
+# How often each process that resolves checks (two small queries) whether its retrieval index still holds, and brings
+# it up to date after an import, a sign-off or the worker's vectors before the next resolution asks (0: off; then the
+# first resolution after a change pays the update). TOOLS.md, "Tool-RAG", the index in process.
+CONDOR_RAG_INDEX_WATCH_SECONDS = float(os.environ.get("CONDOR_RAG_INDEX_WATCH_SECONDS", "1"))
 # Two tools of one system whose vectors are closer than this collide (sibling-near-duplicate).
 CONDOR_SIBLING_THRESHOLD = float(os.environ.get("CONDOR_SIBLING_THRESHOLD", "0.95"))
 CELERY_BEAT_SCHEDULE["rag-sweep-embeddings"] = {

@@ -27,6 +27,16 @@ def _fast_hasher(settings: Any) -> None:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _no_index_watcher() -> None:
+    """No retrieval-index watcher thread in the test process: a thread cannot see a test's transaction, and would
+    poll the test database between tests. The watcher's own tests turn it on (tests/catalog/rag/test_index_watch.py);
+    servers the integration tests start run with the default."""
+    from django.conf import settings
+
+    settings.CONDOR_RAG_INDEX_WATCH_SECONDS = 0
+
+
 @pytest.fixture(autouse=True)
 def _english_between_tests() -> Iterator[None]:
     """A German request leaves German active in the test thread (the locale middleware activates it); service

@@ -6,8 +6,9 @@ ranking is materialised; any other tool gets its rank and its signals on demand 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -19,7 +20,7 @@ from catalog.rag.domain.hybrid import (
     WHOLE,
     RankingConfig,
     Scored,
-    SortedRanks,
+    AskedRanks,
     phrase_scores,
     score_prompt,
 )
@@ -54,12 +55,11 @@ class LazyRanks:
     def __init__(self, index: SystemIndex, scored: Scored, query: np.ndarray, config: RankingConfig) -> None:
         self.index, self.scored, self.query, self.config = index, scored, query, config
         self._position = {int(row): n for n, row in enumerate(scored.shortlist.tolist())}
-        # Each signal's scores (shortlisted rows for the phrase), sorted once: the ranking's head asks for fifty
-        # tools' ranks, and counting per tool would pass over every row fifty times.
+        # Each signal's rank of a tool, counted or searched as asked (the shortlisted rows' for the phrase).
         self._ranks = {
-            WHOLE: SortedRanks(scored.whole),
-            PHRASE: SortedRanks(scored.phrase),
-            LEXICAL: SortedRanks(scored.lexical),
+            WHOLE: AskedRanks(scored.whole),
+            PHRASE: AskedRanks(scored.phrase),
+            LEXICAL: AskedRanks(scored.lexical),
         }
 
     def hit_at(self, position: int) -> Hit:
@@ -114,9 +114,40 @@ class LazyRanks:
         return [self.index.rows[int(r)].declared_id for r in rows]
 
 
+class Ranking(Sequence[Hit]):
+    """The head of the ranking, best first, each hit made when first read: a resolve reads its top k, the
+    playground 25, the evaluation 10 (making fifty hits per resolve was a tenth of a warm one at 50,000 tools)."""
+
+    def __init__(self, ranks: LazyRanks, length: int) -> None:
+        self._ranks, self._length = ranks, length
+        self._made: dict[int, Hit] = {}
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __getitem__(self, at: Any) -> Any:
+        if isinstance(at, slice):
+            return [self[n] for n in range(*at.indices(self._length))]
+        n = at + self._length if at < 0 else at
+        if not 0 <= n < self._length:
+            raise IndexError(at)
+        hit = self._made.get(n)
+        if hit is None:
+            hit = self._made[n] = self._ranks.hit_at(n)
+        return hit
+
+    def __iter__(self) -> Iterator[Hit]:
+        return (self[n] for n in range(self._length))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 def rank_prompt(
     index: SystemIndex, row_mask: np.ndarray, query: np.ndarray, prompt: str, *, top_k: int, config: RankingConfig
-) -> tuple[list[Hit], LazyRanks]:
+) -> tuple[Ranking, LazyRanks]:
     """The best eligible tools by fused score (at least the top k, best first), and the rank of any other."""
     scored = score_prompt(
         whole_matrix=index.matrix,
@@ -130,10 +161,10 @@ def rank_prompt(
     )
     ranks = LazyRanks(index, scored, query, config)
     head = min(len(scored.shortlist), max(RANKING_HEAD, top_k))
-    return [ranks.hit_at(n) for n in range(head)], ranks
+    return Ranking(ranks, head), ranks
 
 
-def rag_hits(ranking: list[Hit], *, top_k: int, min_score: float) -> list[Proposed]:
+def rag_hits(ranking: Sequence[Hit], *, top_k: int, min_score: float) -> list[Proposed]:
     """The top k of the ranking that reach the minimum score, with activation reason `rag-retrieved`."""
     kept = [h for h in ranking[:top_k] if h.relevance >= min_score]
     return [Proposed(h.tool.declared_id, RAG_RETRIEVED, h.score, h.rank) for h in kept]

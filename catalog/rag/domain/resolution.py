@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -65,7 +66,7 @@ class Snapshot:
     total_bytes: int
     shed: list[Candidate] = field(default_factory=list)
     dropped: list[dict[str, str]] = field(default_factory=list)
-    ranking: list[Hit] = field(default_factory=list)  # the best eligible tools with a vector, by score
+    ranking: Sequence[Hit] = field(default_factory=list)  # the best eligible tools with a vector, by score
     ranks: LazyRanks | None = field(default=None, repr=False)  # any eligible tool's Hit, on demand
     top_k: int = 0
     min_score: float = 0.0
@@ -77,7 +78,7 @@ class Snapshot:
 def assemble_snapshot(index: SystemIndex, request: Request) -> Snapshot:
     """Steps 1 to 5 over the system's index."""
     eligibility, row_mask = index.eligibility(request.profile)
-    ranking: list[Hit] = []
+    ranking: Sequence[Hit] = []
     ranks: LazyRanks | None = None
     if request.query is not None and index.rows:
         ranking, ranks = rank_prompt(

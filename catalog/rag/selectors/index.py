@@ -10,7 +10,10 @@ again (the blobs still only of rows not held). Fail closed: the catalog part is 
 
 from __future__ import annotations
 
+import logging
+import os
 import threading
+import time
 from datetime import timedelta
 from typing import Any
 
@@ -36,6 +39,8 @@ from catalog.rag.domain.phrases import PHRASE_SCHEME, lexical_text, tool_phrases
 from catalog.rag.domain.slots import Piece, SlotKey, SlotTable, appended, compacted, empty_table, needs_compaction
 from catalog.rag.selectors.index_catalog import CatalogPart, Entry, read_catalog
 from catalog.rag.selectors.vectors import vectors_version
+
+log = logging.getLogger(__name__)
 
 _lock = threading.Lock()
 _cached: RagIndex | None = None
@@ -71,6 +76,7 @@ def rag_index(model_id: str, *, background: bool | None = None) -> RagIndex:
     effect. Without `background` a catalog change waits for the update, a vector change unless another thread
     updates."""
     global _cached
+    watch_from_here(model_id)
     version = (catalog_version(), model_id, vectors_version(model_id))
     index = _cached
     if index is not None and index.version == version and index.exact:
@@ -125,6 +131,72 @@ def refresh(model_id: str, *, close: bool = True) -> None:
         _refreshing.clear()
         if close:
             connections.close_all()
+
+
+# The watcher: one daemon thread per process that keeps the index current between requests (`watch`).
+_watcher: tuple[int, threading.Thread] | None = None  # (the process it runs in, the thread)
+_watcher_lock = threading.Lock()
+_stop_watching = threading.Event()
+
+
+def watch_from_here(model_id: str) -> None:
+    """Start this process's watcher unless it runs (or CONDOR_RAG_INDEX_WATCH_SECONDS is 0): the first resolution
+    starts it, so a process that never resolves (a worker, a command) never polls; a forked child starts its own."""
+    global _watcher
+    every = float(getattr(settings, "CONDOR_RAG_INDEX_WATCH_SECONDS", 0) or 0)
+    if every <= 0 or (_watcher is not None and _watcher[0] == os.getpid() and _watcher[1].is_alive()):
+        return
+    with _watcher_lock:
+        if _watcher is not None and _watcher[0] == os.getpid() and _watcher[1].is_alive():
+            return
+        _stop_watching.clear()
+        thread = threading.Thread(target=watch, args=(model_id, every), name="rag-index-watch", daemon=True)
+        _watcher = (os.getpid(), thread)
+        thread.start()
+
+
+def stop_watching(timeout: float = 5.0) -> None:
+    """End this process's watcher (tests; a process's exit ends the daemon thread anyway)."""
+    global _watcher
+    with _watcher_lock:
+        found, _watcher = _watcher, None
+    if found is not None and found[0] == os.getpid():
+        _stop_watching.set()
+        found[1].join(timeout)
+
+
+def watch(model_id: str, every: float) -> None:
+    """Every `every` seconds, the two freshness queries a resolution asks; when the catalog or the vectors moved,
+    the update the next resolution would otherwise pay, made now (issue 24: the first resolve after an import
+    answers like the others). Under the resolutions' lock: one arriving meanwhile waits for the update, and is
+    never served a catalog that is no longer live (fail closed). A failed round (the database away) is logged and
+    the next one tries again on a new connection."""
+    try:
+        while not _stop_watching.wait(every):
+            try:
+                keep_current(model_id)
+            except Exception:
+                log.exception("rag index watcher: the update failed; trying again in %s s", every)
+                connections.close_all()  # this thread's connections only: the next round opens a new one
+    finally:
+        connections.close_all()
+
+
+def keep_current(model_id: str) -> bool:
+    """Update the index in hand when its catalog or vectors moved; whether it did. Nothing is built for a model
+    no resolution asked for (the index in hand is another model's, or none yet)."""
+    global _cached
+    with _lock:
+        index = _cached
+        if index is None or index.model_id != model_id:
+            return False
+        version = (catalog_version(), model_id, vectors_version(model_id))
+        if index.version == version and index.exact:
+            return False
+        started = time.perf_counter()
+        _cached = _update(version, model_id, index)
+        log.debug("rag index watcher: updated in %.0f ms", (time.perf_counter() - started) * 1000)
+        return True
 
 
 def _catalog(version: object) -> CatalogPart:

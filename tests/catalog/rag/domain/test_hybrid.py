@@ -13,7 +13,7 @@ from catalog.rag.domain.hybrid import (
     RRF,
     WHOLE,
     RankingConfig,
-    SortedRanks,
+    AskedRanks,
     fuse,
     phrase_matrix,
     ranks_of,
@@ -152,10 +152,11 @@ def test_a_signal_that_is_the_same_for_every_tool_changes_nothing(fusion: str) -
 def test_ranks_put_the_best_first_and_missing_scores_last() -> None:
     assert list(ranks_of(np.array([0.2, -np.inf, 0.9, 0.5]))) == [3, 4, 1, 2]
     assert list(ranks_of(np.array([0.5, 0.9, 0.5]))) == [2, 1, 2]  # ties share the better rank
-    # asked one at a time (what a hit's signals read), the same ranks
+    # asked one at a time (what a hit's signals read): the same ranks, counted for the first asks, then sorted
     scores = np.random.default_rng(3).choice([0.1, 0.2, 0.3, -np.inf], size=500).astype(np.float32)
-    ranks = SortedRanks(scores)
+    ranks = AskedRanks(scores)
     assert [ranks[i] for i in range(500)] == list(ranks_of(scores))
+    assert ranks.descending is not None  # past the counted asks it sorted once
 
 
 def test_the_shortlist_is_the_union_of_the_best_by_whole_text_and_by_shared_words() -> None:
