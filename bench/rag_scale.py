@@ -178,6 +178,23 @@ def limit(embedder: Any, matrix: np.ndarray) -> dict[str, float]:
     return {"median_ms": round(statistics.median(times), 1), "p90_ms": round(times[int(len(times) * 0.9)], 1)}
 
 
+def hybrid_floor(embedder: Any, index: Any, row_mask: np.ndarray, shortlist: int) -> dict[str, float]:
+    """What no hybrid ranking can go under: the prompt's embedding and its three signals' scoring, nothing else (the
+    whole-text product, the lexical product, the shortlist and its phrase products; no fusion, no freshness check,
+    no snapshot), with the app's own domain functions, over the same prompts and rounds as `warm`."""
+    from catalog.rag.domain.hybrid import _top, phrase_scores
+
+    def once(prompt: str) -> None:
+        query = embedder.embed([prompt])[0]
+        whole = np.where(row_mask, index.matrix @ query, -np.inf)
+        lexical = np.where(row_mask, index.lexical.scores(prompt), -np.inf)
+        rows = np.union1d(_top(whole, shortlist), _top(lexical, shortlist))
+        phrase_scores(index.phrases, rows, query, 1.0)
+
+    times = sorted(timed(lambda p=prompt: once(p)) for _ in range(ROUNDS) for prompt in PROMPTS)
+    return {"median_ms": round(statistics.median(times), 1), "p90_ms": round(times[int(len(times) * 0.9)], 1)}
+
+
 def bump_one_vector(model_id: str, whole: np.ndarray) -> None:
     """A new vector for one tool, as the worker's upsert writes it (vector and embedded_at)."""
     from django.utils import timezone
@@ -196,25 +213,76 @@ CHANGE_ROUNDS = 3
 def after_change(out: dict[str, Any], n: int, model_id: str, whole: np.ndarray, resolve: Any) -> None:
     """CHANGE_ROUNDS times: an import that changes 10 tools' texts, then the first resolve (the index follows the
     catalog: the changed tools lack vectors of their new texts); then the worker's 10 new vectors, and the first
-    resolve after them. Medians."""
+    resolve after them. Medians. First with the watcher off (the first resolve makes the update), then with the
+    watcher on and the first resolve WATCH_WAIT later (the watcher made it in between, as between a runtime's
+    requests)."""
+    from django.conf import settings
+
+    from catalog.rag.selectors.index import stop_watching, watch_from_here
+
+    manifest = make_manifest(n)
+    step = max(1, n // 10)
+    changed = [manifest["tools"][i]["id"] for i in range(0, n, step)][:10]
+    rng = np.random.default_rng(21)
+    imports, after_import, after_vectors = change_rounds(manifest, changed, rng, model_id, whole, resolve, 0.0, 0)
+    settings.CONDOR_RAG_INDEX_WATCH_SECONDS = WATCH_SECONDS
+    watch_from_here(model_id)
+    try:
+        _, watched_import, watched_vectors = change_rounds(
+            manifest, changed, rng, model_id, whole, resolve, WATCH_WAIT, CHANGE_ROUNDS
+        )
+        idle = []  # the reference: a resolve after the same pause with nothing changed (caches cool in a pause too)
+        for prompt in PROMPTS[2:4] * CHANGE_ROUNDS:
+            time.sleep(WATCH_WAIT)
+            idle.append(timed(lambda p=prompt: resolve(p, None)))
+    finally:
+        stop_watching()
+        settings.CONDOR_RAG_INDEX_WATCH_SECONDS = 0
+    out["change_import_s"] = round(statistics.median(imports), 1)
+    warm_ms = out["warm_embedded"]["median_ms"]
+    for key, found in (
+        ("first_after_import", after_import),
+        ("first_after_vectors", after_vectors),
+        ("watched_after_import", watched_import),
+        ("watched_after_vectors", watched_vectors),
+        ("idle", idle),
+    ):
+        out[f"{key}_ms"] = round(statistics.median(found), 1)
+        out[f"{key}_x"] = round(out[f"{key}_ms"] / warm_ms, 1)
+    out["first_after_rounds_ms"] = [[round(a), round(b)] for a, b in zip(after_import, after_vectors, strict=True)]
+
+
+WATCH_SECONDS = 1.0  # the default CONDOR_RAG_INDEX_WATCH_SECONDS
+WATCH_WAIT = 2.5  # seconds between the commit and the first resolve when the watcher runs
+
+
+def change_rounds(
+    manifest: dict[str, Any],
+    changed: list[str],
+    rng: np.random.Generator,
+    model_id: str,
+    whole: np.ndarray,
+    resolve: Any,
+    wait: float,
+    first_round: int,
+) -> tuple[list[float], list[float], list[float]]:
+    """CHANGE_ROUNDS imports of 10 changed texts, each followed (`wait` s later) by a resolve, then their vectors
+    and (`wait` s later) another: the import seconds and the two resolves' ms."""
     from django.db import transaction
 
     from catalog.models import Tool, ToolEmbedding
     from catalog.rag.domain.phrases import PHRASE_SCHEME
     from catalog.services.imports import catalog_import
 
-    manifest = make_manifest(n)
-    step = max(1, n // 10)
-    changed = [manifest["tools"][i]["id"] for i in range(0, n, step)][:10]
-    rng = np.random.default_rng(21)
     imports, after_import, after_vectors = [], [], []
-    for round_number in range(CHANGE_ROUNDS):
+    for round_number in range(first_round, first_round + CHANGE_ROUNDS):
         for tool in manifest["tools"]:
             if tool["id"] in changed:
                 tool["ragDescription"] += f" Revised {round_number}."
         started = time.perf_counter()
         catalog_import(raw=json.dumps(manifest).encode(), via="bench")
         imports.append(time.perf_counter() - started)
+        time.sleep(wait)
         after_import.append(timed(lambda: resolve(PROMPTS[2], None)))
         with transaction.atomic():  # as the worker's upsert: the tool's old vectors replaced by its new text's
             for pk, sha in Tool.objects.live().filter(declared_id__in=changed).values_list("pk", "rag_text_sha256"):
@@ -228,14 +296,9 @@ def after_change(out: dict[str, Any], n: int, model_id: str, whole: np.ndarray, 
                     phrases=b"",
                     phrase_scheme=PHRASE_SCHEME,
                 )
+        time.sleep(wait)
         after_vectors.append(timed(lambda: resolve(PROMPTS[3], None)))
-    out["change_import_s"] = round(statistics.median(imports), 1)
-    out["first_after_import_ms"] = round(statistics.median(after_import), 1)
-    out["first_after_vectors_ms"] = round(statistics.median(after_vectors), 1)
-    out["first_after_rounds_ms"] = [[round(a), round(b)] for a, b in zip(after_import, after_vectors, strict=True)]
-    warm_ms = out["warm_embedded"]["median_ms"]
-    out["first_after_import_x"] = round(out["first_after_import_ms"] / warm_ms, 1)
-    out["first_after_vectors_x"] = round(out["first_after_vectors_ms"] / warm_ms, 1)
+    return imports, after_import, after_vectors
 
 
 def measure(n: int, trace: bool) -> dict[str, Any]:
@@ -257,6 +320,7 @@ def measure(n: int, trace: bool) -> dict[str, Any]:
     call_command("flush", interactive=False, verbosity=0)
     call_command("migrate", verbosity=0)  # the flush took the seeded floors and roles with it
     app.conf.task_always_eager = False  # the import queues (in memory); this script writes the vectors itself
+    settings.CONDOR_RAG_INDEX_WATCH_SECONDS = 0  # no watcher but in after_change's second half
     out: dict[str, Any] = {"tools": n, "database": connection.vendor, "load_avg_1m": [round(os.getloadavg()[0], 1)]}
     started = time.perf_counter()
     revision = catalog_import(raw=json.dumps(make_manifest(n)).encode(), via="bench").revision
@@ -284,6 +348,10 @@ def measure(n: int, trace: bool) -> dict[str, Any]:
     out["warm_precomputed"] = warm(resolve, prompt_vectors)
     out["limit"] = limit(embedder, rag_index(model_id).in_effect["condor"].matrix)
     out["resolve_over_limit"] = round(out["warm_embedded"]["median_ms"] / out["limit"]["median_ms"], 2)
+    served = rag_index(model_id).in_effect["condor"]
+    mask = served.eligibility(rag_index(model_id).profiles["clinical-production"])[1]
+    out["hybrid_floor"] = hybrid_floor(embedder, served, mask, settings.CONDOR_RAG_SHORTLIST)
+    out["resolve_over_hybrid_floor"] = round(out["warm_embedded"]["median_ms"] / out["hybrid_floor"]["median_ms"], 2)
     clear_index_caches()
     out["full_build_s"] = round(timed(lambda: rag_index(model_id)) / 1000, 2)
     rebuilds = []
@@ -326,6 +394,10 @@ def table(r: dict[str, Any]) -> str:
             f"{r['limit']['median_ms']} / {r['limit']['p90_ms']} ({r['resolve_over_limit']}×)",
         ),
         (
+            "the hybrid's floor: prompt embedded + its three signals scored, median / p90 ms (resolve / floor)",
+            f"{r['hybrid_floor']['median_ms']} / {r['hybrid_floor']['p90_ms']} ({r['resolve_over_hybrid_floor']}×)",
+        ),
+        (
             "resolve warm, prompt vector given: median / p90 ms",
             f"{r['warm_precomputed']['median_ms']} / {r['warm_precomputed']['p90_ms']}",
         ),
@@ -342,6 +414,15 @@ def table(r: dict[str, Any]) -> str:
         (
             "the same over a warm resolve (× the warm median, prompt embedded)",
             f"{r['first_after_import_x']}× / {r['first_after_vectors_x']}×",
+        ),
+        (
+            f"with the watcher ({WATCH_SECONDS:g} s), {WATCH_WAIT:g} s after the import / the vectors (ms; × warm)",
+            f"{r['watched_after_import_ms']} / {r['watched_after_vectors_ms']} "
+            f"({r['watched_after_import_x']}× / {r['watched_after_vectors_x']}×)",
+        ),
+        (
+            f"a resolve {WATCH_WAIT:g} s after nothing changed (ms; × warm): the same pause's own cost",
+            f"{r['idle_ms']} ({r['idle_x']}×)",
         ),
         ("peak RSS MB before → after the first build", f"{r['peak_rss_mb'][0]} → {r['peak_rss_mb'][1]}"),
     ]

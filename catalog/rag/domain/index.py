@@ -134,6 +134,17 @@ class SystemIndex:
             self._eligible[profile.slug] = cached
         return cached[1], cached[3]
 
+    def ready_like(self, before: SystemIndex, profiles: Mapping[str, IndexedProfile]) -> None:
+        """Compute now what `before` had computed when a resolution first ranked over it: the lexical norms and the
+        eligibility of each profile it served (by the profiles' current definitions), so that the first resolution
+        over this index, which follows it, pays neither (the watcher's update)."""
+        if before.lexical.has_norms:
+            self.lexical.norms  # noqa: B018 - computed and kept on first read
+        for slug in list(before._eligible):
+            profile = profiles.get(slug)
+            if profile is not None:
+                self.eligibility(profile)
+
 
 def _eligible(t: IndexedTool, profile: IndexedProfile) -> bool:
     return is_plan_eligible(

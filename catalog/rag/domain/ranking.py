@@ -18,9 +18,9 @@ from catalog.rag.domain.hybrid import (
     LEXICAL,
     PHRASE,
     WHOLE,
+    AskedRanks,
     RankingConfig,
     Scored,
-    AskedRanks,
     phrase_scores,
     score_prompt,
 )

@@ -194,7 +194,12 @@ def keep_current(model_id: str) -> bool:
         if index.version == version and index.exact:
             return False
         started = time.perf_counter()
-        _cached = _update(version, model_id, index)
+        _cached = made = _update(version, model_id, index)
+        for now, then in ((made.systems, index.systems), (made.in_effect, index.in_effect)):
+            for system, view in now.items():
+                before = then.get(system)
+                if before is not None and before is not view:
+                    view.ready_like(before, made.profiles)
         log.debug("rag index watcher: updated in %.0f ms", (time.perf_counter() - started) * 1000)
         return True
 

@@ -86,11 +86,16 @@ def test_keep_current_updates_only_an_index_a_resolution_asked_for(demo_embedded
     index_module.forget()
     model_id = embedders.get_embedder().model_id
     assert keep_current(model_id) is False and index_module._cached is None  # nothing built ahead of a request
-    rag_index(model_id)
+    snapshot_resolve(prompt=PROMPT, profile="demo")  # ranks over condor's newest view
     assert keep_current(model_id) is False  # current: nothing to do
     catalog_import(raw=_with_phone_lookup(), via="test")
+    embeddings_refresh(list(Tool.objects.live().filter(declared_id="findPatientByPhone").values_list("pk", flat=True)))
     assert keep_current(model_id) is True
-    assert "findPatientByPhone" in {t.declared_id for t in rag_index(model_id).systems["condor"].tools}
+    condor = rag_index(model_id).systems["condor"]
+    assert "findPatientByPhone" in {t.declared_id for t in condor.tools}
+    # What the first resolution would compute on demand over the new view is made already: the lexical norms
+    # (the served rows changed: every row's norm moves with the idf) and the demo profile's eligibility.
+    assert condor.lexical.has_norms and "demo" in condor._eligible
     assert keep_current("another-model") is False  # another model's index is not built by the watcher
     index_module.forget()
 
