@@ -14,10 +14,14 @@ Then, through `snapshot_resolve` (profile clinical-production, rag_worker.py's e
   - the index's memory: nbytes of the whole-text matrix, the phrase matrices and the lexical rows, the slot
     table's buffers, the process's peak RSS, and (--tracemalloc) the traced peak of one more full build;
   - an import changing 10 tools' texts, the first resolve after it (the index follows the catalog in place), then
-    the first resolve after the worker stored those 10 vectors, each against the warm median (issue 24: within 2×);
+    the first resolve after the worker stored those 10 vectors, each against the warm median (issue 24: within 2×):
+    right after the commit with the watcher off (the request makes the update), then with the watcher on and the
+    resolve 2.5 s later, beside a resolve after the same pause with nothing changed;
   - warm resolution, median and p90 over >= 48 resolves: with the prompt embedded by the model, and with the
     prompt vector precomputed (`query_vector=`), which leaves the ranking and the snapshot alone; and beside it
-    its limit: the prompt's embedding and one matrix-vector product over the served whole-text vectors;
+    two floors: one cosine's limit (the prompt's embedding and one matrix-vector product over the served
+    whole-text vectors) and the hybrid's (the embedding and its three signals scored: the whole-text and lexical
+    products, the shortlist and its phrase products);
 
     .venv/bin/python bench/rag_scale.py --tools 500,5000,20000,50000 [--tracemalloc]
     DATABASE_URL=postgres://… .venv/bin/python bench/rag_scale.py --tools 5000
