@@ -170,14 +170,21 @@ def watch(model_id: str, every: float) -> None:
     the update the next resolution would otherwise pay, made now (issue 24: the first resolve after an import
     answers like the others). Under the resolutions' lock: one arriving meanwhile waits for the update, and is
     never served a catalog that is no longer live (fail closed). A failed round (the database away) is logged and
-    the next one tries again on a new connection."""
+    the next one tries again on a new connection (logged once per outage, not once a round)."""
+    failing = False
     try:
         while not _stop_watching.wait(every):
             try:
                 keep_current(model_id)
             except Exception:
-                log.exception("rag index watcher: the update failed; trying again in %s s", every)
+                if not failing:
+                    log.exception("rag index watcher: the update failed; trying again every %s s", every)
+                failing = True
                 connections.close_all()  # this thread's connections only: the next round opens a new one
+            else:
+                if failing:
+                    log.warning("rag index watcher: the index is current again")
+                failing = False
     finally:
         connections.close_all()
 
