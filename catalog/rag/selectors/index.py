@@ -143,16 +143,21 @@ def watch_from_here(model_id: str) -> None:
     """Start this process's watcher unless it runs (or CONDOR_RAG_INDEX_WATCH_SECONDS is 0): the first resolution
     starts it, so a process that never resolves (a worker, a command) never polls; a forked child starts its own."""
     global _watcher
-    every = float(getattr(settings, "CONDOR_RAG_INDEX_WATCH_SECONDS", 0) or 0)
-    if every <= 0 or (_watcher is not None and _watcher[0] == os.getpid() and _watcher[1].is_alive()):
+    every = float(settings.CONDOR_RAG_INDEX_WATCH_SECONDS)
+    if every <= 0 or _watching():
         return
     with _watcher_lock:
-        if _watcher is not None and _watcher[0] == os.getpid() and _watcher[1].is_alive():
+        if _watching():
             return
         _stop_watching.clear()
         thread = threading.Thread(target=watch, args=(model_id, every), name="rag-index-watch", daemon=True)
         _watcher = (os.getpid(), thread)
         thread.start()
+
+
+def _watching() -> bool:
+    """Whether this process's watcher runs (a forked child inherits its parent's record, not its thread)."""
+    return _watcher is not None and _watcher[0] == os.getpid() and _watcher[1].is_alive()
 
 
 def stop_watching(timeout: float = 5.0) -> None:
