@@ -98,6 +98,7 @@ bench: $(STAMP)
 	$(PY) bench/cards_bundle.py
 	$(PY) bench/rag_worker.py
 	$(PY) bench/retrieval_quality.py --backends use
+	$(PY) bench/retrieval_experiments.py
 	$(PY) bench/rag_scale.py --tools 500,5000,20000,50000
 	$(PY) bench/mcp_findings.py
 	$(PY) bench/mcp_import.py --tools 500 5000 50000
