@@ -24,6 +24,7 @@ from catalog.models import (
     Tool,
 )
 from catalog.models.catalog import SORTED_BY
+from catalog.usage.selectors.health import called_recently
 
 # Sort keys the catalog accepts (the URL names them; a leading "-" sorts descending). Each ends in (declared_id,
 # system), unique per tool, so pages never overlap; every key but "owner" (the team's slug) reads an index of its
@@ -50,6 +51,7 @@ class CatalogFilters:
     profile: str = ""  # plan-eligible under this profile
     findings: str = ""  # "error", "any", "none"
     signed_off: bool | None = None
+    calls: str = ""  # "none": no call in the last CONDOR_USAGE_DEAD_DAYS days (dead), "some": at least one
     sort: str = "id"
 
 
@@ -125,6 +127,9 @@ def catalog_tools(filters: CatalogFilters) -> QuerySet[Tool]:
         qs = qs.filter(safety_revision__review_state=ReviewState.APPROVED.value)
     elif f.signed_off is False:
         qs = qs.exclude(safety_revision__review_state=ReviewState.APPROVED.value)
+    if f.calls:
+        called = called_recently()
+        qs = qs.filter(~called if f.calls == "none" else called)
     descending = f.sort.startswith("-")
     columns = SORTS.get(f.sort.lstrip("-"), SORTS["id"])
     return qs.order_by(*(f"-{c}" if descending else c for c in columns))

@@ -8,12 +8,14 @@ from django import forms
 from django.conf import settings
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 
 from catalog.domain.ownership import UNOWNED
 from catalog.domain.rules import RULES
 from catalog.domain.vocabulary import Availability, Plane, PolicyClass, RetryClass, System
 from catalog.models import RevisionReview, Severity, Waiver
 from catalog.selectors.catalog import CatalogFilters
+from catalog.usage.selectors.health import dead_days
 from catalog.web.widgets import QuickSelect
 
 if TYPE_CHECKING:
@@ -180,6 +182,7 @@ class CatalogFilterForm(forms.Form):
         label=_("Findings"),
     )
     signed_off = forms.ChoiceField(widget=QuickSelect, required=False, choices=YES_NO, label=_("Signed off"))
+    calls = forms.ChoiceField(widget=QuickSelect, required=False, choices=[], label=_("Calls"))
     sort = forms.ChoiceField(required=False, choices=[], widget=forms.HiddenInput)
 
     def __init__(self, *args: Any, facets: dict[str, list[str]], sorts: list[str], **kwargs: Any) -> None:
@@ -190,6 +193,12 @@ class CatalogFilterForm(forms.Form):
             (t, t) for t in facets["teams"]
         ]
         choice_field(self, "profile").choices = [("", _("—"))] + [(p, p) for p in facets["profiles"]]
+        days = dead_days()
+        choice_field(self, "calls").choices = [
+            ("", _("any")),
+            ("none", ngettext("none in %(n)d day", "none in %(n)d days", days) % {"n": days}),
+            ("some", ngettext("some in %(n)d day", "some in %(n)d days", days) % {"n": days}),
+        ]
         choice_field(self, "sort").choices = [("", "")] + [(s, s) for s in sorts] + [(f"-{s}", f"-{s}") for s in sorts]
 
     def filters(self) -> CatalogFilters:

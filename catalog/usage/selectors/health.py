@@ -34,6 +34,13 @@ def dead_days() -> int:
     return int(getattr(settings, "CONDOR_USAGE_DEAD_DAYS", 14))
 
 
+def called_recently(now: datetime | None = None) -> Exists:
+    """Whether the outer tool row had a call in the last `dead_days()` days: a dead tool is one without (the team
+    page's dead tools, the catalog's "Calls" filter). An anti-join on tool_usage_unique_bucket (tool first)."""
+    cutoff = (now or timezone.now()) - timedelta(days=dead_days())
+    return Exists(ToolUsage.objects.filter(tool=OuterRef("pk"), calls__gt=0, bucket__gte=cutoff))
+
+
 def _hour_of(moment: datetime) -> datetime:
     return moment.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
 
@@ -237,8 +244,7 @@ def team_health(team_pk: int, now: datetime | None = None, *, shown: int = TEAM_
     cutoff = now - timedelta(days=days)
     # The catalog's order (its team page lists the same first tools), which tool_live_owner_idx holds.
     team_tools = Tool.objects.live().filter(owner_id=team_pk).order_by("declared_id", "system")
-    called = ToolUsage.objects.filter(tool=OuterRef("pk"), calls__gt=0, bucket__gte=cutoff)
-    dead = team_tools.filter(~Exists(called))
+    dead = team_tools.filter(~called_recently(now))
     mode = "dead" if heard.first_seen is not None and heard.first_seen <= cutoff else "since-telemetry"
     return TeamHealth(
         telemetry=heard,

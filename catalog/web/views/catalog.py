@@ -17,6 +17,7 @@ from catalog.core.access import page
 from catalog.domain.output_safety import csv_cell
 from catalog.models import Tool
 from catalog.selectors.catalog import SORTS, CatalogRows, catalog_facets, catalog_kept, catalog_tools
+from catalog.usage.selectors.health import telemetry
 from catalog.web.forms import CatalogFilterForm
 
 PAGE_SIZE = 50
@@ -64,6 +65,9 @@ def catalog_page(request: HttpRequest) -> HttpResponse:
         "sort": filters.sort,
         "query": query.urlencode(),
         "sort_query": sort_query.urlencode(),
+        # "No call" means nothing before any runtime has sent telemetry: said beside the count (one more query,
+        # only when the filter is set).
+        "calls_unheard": bool(filters.calls) and not telemetry().active,
     }
     # htmx asks on every filter change and pager click, and swaps only the table.
     template = "catalog/catalog.html#table" if request.htmx else "catalog/catalog.html"  # type: ignore[attr-defined]

@@ -34,6 +34,7 @@ PAGES = {
     "/catalog/": 8,
     "/catalog/?system=condor&mutating=yes&hitl=none&sort=-findings&q=medication": 8,
     "/catalog/?profile=clinical-production&owner=meds&page=3": 9,
+    "/catalog/?owner=meds&calls=none": 10,  # one more: whether any runtime was heard (a note when none was)
     "/tools/condor/billingRead1/": 14,
     "/owners/?q=billing_read_1": 7,
     "/owners/?q=billingReed1": 7,
