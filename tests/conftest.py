@@ -37,6 +37,26 @@ def _no_index_watcher() -> None:
     settings.CONDOR_RAG_INDEX_WATCH_SECONDS = 0
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup: None, django_db_blocker: Any) -> None:
+    """On PostgreSQL, autovacuum leaves the test database's tables alone. Tests write inside transactions they roll
+    back, so a table autovacuum visits mid-suite is recorded as holding 0 live rows on hundreds of pages, and the
+    planner then takes every later read of it for one row: nested loops over full index scans, which took 20 to 70 s
+    over a few hundred tools (the team page's health query; a test's UPDATE of one tool's vectors, whose plan
+    `auto_explain` logged with rows=1 on every node). A table never vacuumed is estimated from its size on disk.
+    Production keeps autovacuum: its rows commit, so what autovacuum counts is what is there."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return
+    with django_db_blocker.unblock(), connection.cursor() as cursor:
+        cursor.execute("SELECT schemaname, tablename FROM pg_tables WHERE schemaname = current_schema()")
+        for schema, table in cursor.fetchall():
+            cursor.execute(
+                f'ALTER TABLE "{schema}"."{table}" SET (autovacuum_enabled = off, toast.autovacuum_enabled = off)'
+            )
+
+
 @pytest.fixture(autouse=True)
 def _english_between_tests() -> Iterator[None]:
     """A German request leaves German active in the test thread (the locale middleware activates it); service

@@ -9,7 +9,7 @@ import random
 import pytest
 from django.db import connection
 
-from catalog.models import Tool
+from catalog.models import Team, Tool
 from catalog.selectors.catalog import CatalogFilters, CatalogRows, catalog_kept, catalog_keys, catalog_rows
 from catalog.services.imports import catalog_import
 from tests.conftest import condor_manifest, encode, requires_postgres
@@ -27,6 +27,9 @@ def fill_catalog() -> None:
     catalog_import(raw=encode(condor_manifest()), via="test")
     template = Tool.objects.order_by("pk").first()
     assert template is not None
+    # Each team owns a share of the copies, as in a real catalog: a team's pages are a fraction of the whole, so
+    # reading the team's index beats walking the catalog's id index and skipping other teams' tools.
+    teams = list(Team.objects.order_by("slug"))
     numbers = list(range(TOOLS))
     random.Random(24).shuffle(numbers)
     copies = []
@@ -38,6 +41,7 @@ def fill_catalog() -> None:
         tool.canonical_key = f"{module}.tool{i}"
         tool.llm_name = f"{module}_tool{i}"
         tool.module = module
+        tool.owner = teams[i % len(teams)]
         tool.rag_description = f"USE WHEN: the clinician asks for {module} task number {i}."
         copies.append(tool)
     Tool.objects.bulk_create(copies, batch_size=1000)
@@ -68,7 +72,9 @@ def test_every_catalog_page_kind_can_read_its_index() -> None:
     assert CatalogRows(CatalogFilters(module="lab"), catalog_kept()).count() == TOOLS // len(MODULES)
     owner = Tool.objects.order_by("pk").values_list("owner__slug", flat=True).first()
     assert owner
-    cases = [*CASES, (CatalogFilters(owner=owner), TOOLS // PAGE - 5, "tool_live_owner_idx")]
+    owned = Tool.objects.live().filter(owner__slug=owner).count()
+    assert owned > 4 * PAGE
+    cases = [*CASES, (CatalogFilters(owner=owner), owned // PAGE - 1, "tool_live_owner_idx")]
     try:
         for filters, page, index in cases:
             window = slice((page - 1) * PAGE, page * PAGE)
