@@ -36,7 +36,7 @@ from catalog.rag.domain.cases import SPLITS  # noqa: E402
 from catalog.rag.domain.evaluation import RankedCase, evaluate  # noqa: E402
 from catalog.rag.domain.hybrid import RankingConfig, _zscores, score_prompt  # noqa: E402
 
-Bonus = Callable[[dict[str, Any], int, np.ndarray, np.ndarray], np.ndarray]  # (case, index, rows, query) → per row
+Bonus = Callable[[dict[str, Any], np.ndarray, np.ndarray], np.ndarray]  # (case, rows, prompt vector) → per row
 
 
 def _training(system: rq.HybridSystem) -> tuple[np.ndarray, np.ndarray]:
@@ -48,6 +48,26 @@ def _training(system: rq.HybridSystem) -> tuple[np.ndarray, np.ndarray]:
             vectors.append(vector)
             rows.append(r)
     return np.array(vectors), np.array(rows)
+
+
+def fused(system: rq.HybridSystem, mask: np.ndarray, query: np.ndarray, prompt: str) -> tuple[np.ndarray, np.ndarray]:
+    """Every eligible row, and its default fused score (the three signals' z-scores, equal weights)."""
+    scored = score_prompt(
+        whole_matrix=system.whole,
+        phrases=system.phrases,
+        lexical=system.lexical,
+        row_mask=mask,
+        query=query,
+        prompt=prompt,
+        config=RankingConfig(shortlist=10_000),
+    )
+    rows = scored.shortlist
+    base = (
+        _zscores(scored.whole[rows].astype(np.float64))
+        + _zscores(scored.phrase.astype(np.float64))
+        + _zscores(scored.lexical[rows].astype(np.float64))
+    )
+    return rows, base
 
 
 def metatool(embedder: Any) -> str:
@@ -63,22 +83,8 @@ def metatool(embedder: Any) -> str:
     for weight in (0.0, 1.0, 2.0):
         ranked = []
         for i, q in enumerate(queries):
-            scored = score_prompt(
-                whole_matrix=system.whole,
-                phrases=system.phrases,
-                lexical=system.lexical,
-                row_mask=np.ones(len(system.ids), dtype=bool),
-                query=vectors[i],
-                prompt=q["query"],
-                config=RankingConfig(shortlist=10_000),
-            )
-            rows = scored.shortlist
-            total = (
-                _zscores(scored.whole[rows].astype(np.float64))
-                + _zscores(scored.phrase.astype(np.float64))
-                + _zscores(scored.lexical[rows].astype(np.float64))
-                + weight * _zscores(decisions[i][rows].astype(np.float64))
-            )
+            rows, base = fused(system, np.ones(len(system.ids), dtype=bool), vectors[i], q["query"])
+            total = base + weight * _zscores(decisions[i][rows].astype(np.float64))
             order = rows[np.argsort(-total, kind="stable")]
             ranked.append(RankedCase(f"q{i}", [system.ids[int(r)] for r in order], q["expected"]))
         s = evaluate(ranked)
@@ -112,15 +118,15 @@ def main() -> None:
         ids = systems[case["system"]].ids
         return np.array([1.0 if mutating[case["system"]][ids[r]] else -1.0 for r in rows])
 
-    def tool_classifier(case: dict[str, Any], _i: int, rows: np.ndarray, query: np.ndarray) -> np.ndarray:
+    def tool_classifier(case: dict[str, Any], rows: np.ndarray, query: np.ndarray) -> np.ndarray:
         decision = tool_models[case["system"]].decision_function(query[None, :])[0]
         return _zscores(decision[rows].astype(np.float64))
 
-    def read_write(case: dict[str, Any], _i: int, rows: np.ndarray, query: np.ndarray) -> np.ndarray:
+    def read_write(case: dict[str, Any], rows: np.ndarray, query: np.ndarray) -> np.ndarray:
         p = float(write_models[case["system"]].predict_proba(query[None, :])[0][1])
         return (2 * p - 1) * sign(case, rows)
 
-    def read_write_bound(case: dict[str, Any], _i: int, rows: np.ndarray, _query: np.ndarray) -> np.ndarray:
+    def read_write_bound(case: dict[str, Any], rows: np.ndarray, _query: np.ndarray) -> np.ndarray:
         wanted = 1.0 if mutating[case["system"]][case["expected"][0]] else -1.0
         return wanted * sign(case, rows)
 
@@ -135,23 +141,9 @@ def main() -> None:
     for i, case in enumerate(cases):
         system = systems[case["system"]]
         wanted = set(rq.candidates(catalogs[case["system"]], case["profile"]))
-        scored = score_prompt(
-            whole_matrix=system.whole,
-            phrases=system.phrases,
-            lexical=system.lexical,
-            row_mask=np.array([t in wanted for t in system.ids]),
-            query=queries[i],
-            prompt=case["prompt"],
-            config=RankingConfig(shortlist=10_000),
-        )
-        rows = scored.shortlist
-        base = (
-            _zscores(scored.whole[rows].astype(np.float64))
-            + _zscores(scored.phrase.astype(np.float64))
-            + _zscores(scored.lexical[rows].astype(np.float64))
-        )
+        rows, base = fused(system, np.array([t in wanted for t in system.ids]), queries[i], case["prompt"])
         for name, (weight, bonus) in variants.items():
-            total = base if bonus is None else base + weight * bonus(case, i, rows, queries[i])
+            total = base if bonus is None else base + weight * bonus(case, rows, queries[i])
             order = rows[np.argsort(-total, kind="stable")]
             ranked[name].append([system.ids[int(r)] for r in order])
 
