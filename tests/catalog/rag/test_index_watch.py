@@ -5,10 +5,13 @@ then reads only the two freshness rows and answers like any warm one."""
 from __future__ import annotations
 
 import json
+import logging
+import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import psycopg
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -23,6 +26,7 @@ from catalog.rag.selectors.vectors import vectors_version
 from catalog.rag.services.vectors import embeddings_refresh
 from catalog.services.imports import catalog_import
 from tests.catalog.rag.conftest import DEMO, import_demo
+from tests.conftest import requires_postgres
 
 PROMPT = "Patient per Telefonnummer finden"
 
@@ -105,3 +109,47 @@ def test_no_watcher_starts_when_it_is_off(settings: Any) -> None:
     index_module.stop_watching()
     index_module.watch_from_here("any-model")
     assert index_module._watcher is None
+
+
+@requires_postgres
+@pytest.mark.django_db(transaction=True)
+def test_through_a_database_outage_the_watcher_logs_once_and_catches_up_after(
+    watching: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The database refuses the watcher for several rounds (its connection ended, new ones refused) while an import
+    commits: the outage is logged once, not once a round; when connections are let in again the watcher logs that
+    the index is current again and has it updated before the next resolution asks."""
+    model_id = watching
+    import_demo()
+    embeddings_refresh(list(Tool.objects.live().values_list("pk", flat=True)))
+    snapshot_resolve(prompt=PROMPT, profile="demo")  # builds the index and starts the watcher
+    assert _until(lambda: any(t.name == "rag-index-watch" for t in threading.enumerate()))
+    caplog.set_level(logging.WARNING, logger=index_module.__name__)
+    # Another session turns new connections away (a database cannot do it to itself); this test's own
+    # connection stays open, the watcher's is ended.
+    params = {**connection.get_connection_params(), "dbname": "postgres", "autocommit": True}
+    database = connection.settings_dict["NAME"]
+    with psycopg.connect(**params) as admin:
+        try:
+            admin.execute(f'ALTER DATABASE "{database}" WITH ALLOW_CONNECTIONS false')
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s AND pid <> %s",
+                (database, connection.connection.info.backend_pid),
+            )
+            catalog_import(raw=_with_phone_lookup(), via="test")
+            embeddings_refresh(
+                list(Tool.objects.live().filter(declared_id="findPatientByPhone").values_list("pk", flat=True))
+            )
+            time.sleep(1.5)  # fifteen of the watcher's 0.1-s rounds, each refused
+            assert not _current(model_id)
+        finally:
+            admin.execute(f'ALTER DATABASE "{database}" WITH ALLOW_CONNECTIONS true')
+    assert _until(lambda: _current(model_id)), "the watcher did not catch up after the outage"
+    messages = [r.getMessage() for r in caplog.records if r.name == index_module.__name__]
+    failed = [m for m in messages if "the update failed" in m]
+    assert len(failed) == 1, messages
+    assert messages[-1] == "rag index watcher: the index is current again"
+
+    with CaptureQueriesContext(connection) as queries:
+        after = snapshot_resolve(prompt=PROMPT, profile="demo")
+    assert len(queries) == 2 and after.ranking[0].tool.declared_id == "findPatientByPhone"
