@@ -8,7 +8,9 @@ Side by side in alternating rounds, each of our operations and Django admin's ch
 the same Tool rows at the same page size (ToolAdmin.list_per_page set to the catalog's 50 here, not in the product):
 page 1, a middle page, a deep page (about 70% through), a sorted middle page, a descending sort, and searches. Every
 round rotates the page numbers and search terms, so no URL repeats back to back. Then the dashboard, the teams page,
-a team page, a tool page and the owner lookup (ours only: the admin has no such page). Prints medians, p90 and
+a team page (with its runtime health: the bench writes 40 days of usage rollups first, `fill_usage`), the catalog
+filtered to the tools without a call in 14 days (all of them, and one team's), a tool page and the owner lookup
+(ours only: the admin has no such page). Prints medians, p90 and
 ours/admin ratios, and the load average.
 
     DATABASE_URL=postgres://condor@127.0.0.1:55440/me .venv/bin/python bench/console_pages.py --tools 500 5000 50000
@@ -62,10 +64,43 @@ def singles(some: Any, round_: int) -> dict[str, str]:
         "dashboard": "/",
         "teams page": "/teams/",
         "team page": f"/teams/{some.owner.slug}/",
+        "catalog, calls: none": "/catalog/?calls=none",
+        "catalog, a team's calls: none": f"/catalog/?owner={some.owner.slug}&calls=none",
         "tool page": f"/tools/{some.system}/{some.declared_id}/",
         "owner lookup, exact": f"/owners/?q={key.replace('.', '_')}",
         "owner lookup, near miss": f"/owners/?q={key.replace('.', ' ')[:-1]}x",
     }
+
+
+def fill_usage() -> int:
+    """A runtime heard for 40 days, as the ORM stores its rollups: four tools in five called, each with an hour row
+    every 30 hours over 30 days and a minute row every two hours over the last day; the fifth never called, and
+    every fifth of the called ones last called 20 days ago (dead). The team page's health and the catalog's Calls
+    filter read these rows."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from catalog.models import TelemetrySource, Tool, ToolUsage
+
+    now = timezone.now().replace(second=0, microsecond=0)
+    TelemetrySource.objects.create(service="bench", first_seen=now - timedelta(days=40), last_seen=now)
+    rows: list[ToolUsage] = []
+    written = 0
+    for i, pk in enumerate(Tool.objects.order_by("pk").values_list("pk", flat=True).iterator()):
+        if i % 5 == 0:
+            continue
+        hours = range(20 * 24, 30 * 24, 30) if i % 25 == 1 else range(25, 30 * 24, 30)
+        rows += [ToolUsage(tool_id=pk, resolution="h", bucket=now - timedelta(hours=h), calls=3) for h in hours]
+        if i % 25 != 1:
+            rows += [
+                ToolUsage(tool_id=pk, resolution="m", bucket=now - timedelta(hours=h), calls=1) for h in range(0, 24, 2)
+            ]
+        if len(rows) >= 20_000:
+            ToolUsage.objects.bulk_create(rows)
+            written, rows = written + len(rows), []
+    ToolUsage.objects.bulk_create(rows)
+    return written + len(rows)
 
 
 def run_one(n: int, rounds: int) -> dict[str, Any]:
@@ -81,6 +116,7 @@ def run_one(n: int, rounds: int) -> dict[str, Any]:
 
     from catalog.admin import ToolAdmin
     from catalog.models import Tool
+    from catalog.selectors.catalog import CatalogFilters, CatalogRows, catalog_kept
     from catalog.services.imports import catalog_import
     from condor_admin.celery import app
 
@@ -89,6 +125,11 @@ def run_one(n: int, rounds: int) -> dict[str, Any]:
     started = time.perf_counter()
     catalog_import(raw=json.dumps(make_manifest(n)).encode(), via="bench")
     fill = time.perf_counter() - started
+    started = time.perf_counter()
+    usage_rows = fill_usage()
+    usage_fill = time.perf_counter() - started
+    dead = CatalogRows(CatalogFilters(calls="none"), catalog_kept()).count()
+    assert dead == len(range(0, n, 5)) + len(range(1, n, 25)), dead  # never called, and last called 20 days ago
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("VACUUM ANALYZE")  # what autovacuum does shortly after an import
@@ -124,7 +165,16 @@ def run_one(n: int, rounds: int) -> dict[str, Any]:
                     (ours if who == "ours" else stock).setdefault(name, []).append(timed(u))
         for name, url in singles(some, round_).items():
             single.setdefault(name, []).append(timed(url))
-    return {"n": n, "vendor": connection.vendor, "fill": fill, "ours": ours, "admin": stock, "single": single}
+    return {
+        "n": n,
+        "vendor": connection.vendor,
+        "fill": fill,
+        "usage_rows": usage_rows,
+        "usage_fill": usage_fill,
+        "ours": ours,
+        "admin": stock,
+        "single": single,
+    }
 
 
 def fresh_database_url(base: str, n: int) -> tuple[str, str | None]:
@@ -157,7 +207,8 @@ def ms(values: list[float], q: float = 0.5) -> float:
 
 def report(result: dict[str, Any]) -> None:
     print(
-        f"\n{result['n']:,} tools on {result['vendor']}: filled in {result['fill']:.1f} s; "
+        f"\n{result['n']:,} tools on {result['vendor']}: filled in {result['fill']:.1f} s, "
+        f"{result['usage_rows']:,} usage rows in {result['usage_fill']:.1f} s; "
         f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
     )
     print(f"{'operation':<30} {'ours ms':>8} {'p90':>7} {'admin ms':>9} {'p90':>7} {'ours/admin':>10}")
