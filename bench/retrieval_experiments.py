@@ -51,7 +51,8 @@ def _training(system: rq.HybridSystem) -> tuple[np.ndarray, np.ndarray]:
 
 
 def fused(system: rq.HybridSystem, mask: np.ndarray, query: np.ndarray, prompt: str) -> tuple[np.ndarray, np.ndarray]:
-    """Every eligible row, and its default fused score (the three signals' z-scores, equal weights)."""
+    """Every eligible row, best first, and its fused score as the app fuses it by default (`hybrid.fuse`: the three
+    signals' z-scores, equal weights)."""
     scored = score_prompt(
         whole_matrix=system.whole,
         phrases=system.phrases,
@@ -61,13 +62,7 @@ def fused(system: rq.HybridSystem, mask: np.ndarray, query: np.ndarray, prompt: 
         prompt=prompt,
         config=RankingConfig(shortlist=10_000),
     )
-    rows = scored.shortlist
-    base = (
-        _zscores(scored.whole[rows].astype(np.float64))
-        + _zscores(scored.phrase.astype(np.float64))
-        + _zscores(scored.lexical[rows].astype(np.float64))
-    )
-    return rows, base
+    return scored.shortlist, scored.fused
 
 
 def metatool(embedder: Any) -> str:

@@ -36,9 +36,8 @@ def dead_days() -> int:
 
 def called_recently(now: datetime | None = None) -> Exists:
     """Whether the outer tool row had a call in the last `dead_days()` days: a dead tool is one without (the team
-    page's dead tools, the catalog's "Calls" filter). PostgreSQL probes each tool's rows by the usage's tool index
-    (50,000 tools, 4.5 million usage rows: the whole catalog's first page of dead tools in 280-300 ms, most of it
-    counting them; a team's in 22 ms)."""
+    page's dead tools, the catalog's "Calls" filter). PostgreSQL probes each tool's rows by the usage's tool index;
+    its cost at 50,000 tools: bench/README.md, "With telemetry"."""
     cutoff = (now or timezone.now()) - timedelta(days=dead_days())
     return Exists(ToolUsage.objects.filter(tool=OuterRef("pk"), calls__gt=0, bucket__gte=cutoff))
 
