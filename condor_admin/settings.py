@@ -158,7 +158,9 @@ if REDIS_URL:
     CELERY_RESULT_BACKEND = REDIS_URL
     CELERY_TASK_ALWAYS_EAGER = False
 else:
-    CELERY_BROKER_URL = "memory://"
+    # A host in the URL although the in-memory transport needs none: without one kombu warned "No hostname was
+    # supplied" on every eager task, a line between a command's progress lines.
+    CELERY_BROKER_URL = "memory://localhost/"
     CELERY_TASK_ALWAYS_EAGER = True
     CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import copy
+import io
 import json
 import socket
 from collections.abc import Callable, Iterator
@@ -22,8 +23,10 @@ from catalog.services.imports import catalog_import
 from catalog.services.signoff import revision_review
 
 
-@pytest.fixture(autouse=True)
-def _fast_hasher(settings: Any) -> None:
+@pytest.fixture(autouse=True, scope="session")
+def _fast_hasher() -> None:
+    """MD5 for every password the test process sets, also for users that module-scoped data creates before any
+    test's `settings` fixture exists (the servers integration tests start keep the real hashers)."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
@@ -66,6 +69,98 @@ def _english_between_tests() -> Iterator[None]:
     translation.activate("en")
     yield
     translation.activate("en")
+
+
+def forget_caches() -> None:
+    """Drop every per-process cache of the catalog: the approvals gate's index, the resolve index, the telemetry's
+    name index. They are keyed by the catalog's version; a test that edits rows without a new revision (and is
+    rolled back) would otherwise leave the next test of its module a value derived from its edit."""
+    from approvals.catalog_index import forget as forget_gate
+    from catalog.rag.selectors.index import forget as forget_rag
+    from catalog.usage.catalog_index import forget as forget_usage
+
+    forget_gate()
+    forget_rag()
+    forget_usage()
+
+
+@contextmanager
+def module_transaction(django_db_blocker: Any) -> Iterator[None]:
+    """A transaction around a whole module's tests, rolled back at its end: data built once (the demo, a large
+    catalog) is shared, and each test's own writes are rolled back to it by the savepoint pytest-django's `db`
+    opens inside this one (Django's `setUpTestData`, for pytest). Marked as the test case's own atomic block, as
+    Django's TestCase marks its class-level one, so the services' `atomic(durable=True)` nests inside it."""
+    from django.db import transaction
+
+    with django_db_blocker.unblock():
+        atomic = transaction.atomic()
+        atomic._from_testcase = True  # type: ignore[attr-defined]
+        atomic.__enter__()
+        forget_caches()
+    try:
+        yield
+    finally:
+        with django_db_blocker.unblock():
+            transaction.set_rollback(True)
+            atomic.__exit__(None, None, None)
+            forget_caches()
+
+
+@pytest.fixture(scope="module")
+def demo_once(django_db_setup: None, django_db_blocker: Any) -> Iterator[None]:
+    """`manage.py load_demo`, once for the module that asks (about 4 s of CPU each time)."""
+    from django.core.management import call_command
+
+    with module_transaction(django_db_blocker):
+        with django_db_blocker.unblock():
+            call_command("load_demo", stdout=io.StringIO())
+        yield
+
+
+def pytest_collection_modifyitems(config: Any, items: list[pytest.Item]) -> None:
+    """A module that shares data built once (a fixture named `…_once`, on `module_transaction`) must share it with
+    every database test in it: a test that did not ask for the data would see it anyway once an earlier test had
+    built it (and pass or fail with the order), and a transactional test would flush the module's open
+    transaction. Such tests belong in a module of their own."""
+    by_module: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        by_module.setdefault(item.nodeid.split("::")[0], []).append(item)
+    for module, its in by_module.items():
+        names = [set(getattr(item, "fixturenames", ())) for item in its]
+        shared = {name for n in names for name in n if name.endswith(ONCE)}
+        if not shared:
+            continue
+        strays = [
+            item.nodeid.split("::", 1)[1]
+            for item, n in zip(its, names, strict=True)
+            if not shared & n and (item.get_closest_marker("django_db") or {"db", "transactional_db"} & n)
+        ]
+        transactional = [
+            item.nodeid.split("::", 1)[1]
+            for item, n in zip(its, names, strict=True)
+            if "transactional_db" in n or "live_server" in n or _transactional_marker(item)
+        ]
+        if strays or transactional:
+            raise pytest.UsageError(
+                f"{module} shares module-scoped data: every database test in it must use it, and none may be "
+                f"transactional; move these to a module of their own: {', '.join(strays + transactional)}"
+            )
+
+
+def _transactional_marker(item: pytest.Item) -> bool:
+    marker = item.get_closest_marker("django_db")
+    return bool(marker and (marker.kwargs.get("transaction") or (marker.args and marker.args[0])))
+
+
+# The name ending of every module-scoped fixture built on `module_transaction` (`demo_once`, a test module's
+# `world_once`): the collection check above knows them by it.
+ONCE = "_once"
+
+
+@pytest.fixture
+def demo(demo_once: None, db: Any) -> None:
+    """The demo catalogs, users and telemetry as `make run` loads them; what the test writes is rolled back."""
+    forget_caches()
 
 
 def rag(tool: str) -> str:

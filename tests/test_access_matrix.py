@@ -6,7 +6,6 @@ A page added without an entry in an app's PAGE_ACCESS registry fails `test_every
 from __future__ import annotations
 
 import importlib
-import io
 import json
 import re
 from datetime import timedelta
@@ -14,7 +13,8 @@ from typing import Any
 
 import pytest
 from django.apps import apps
-from django.core.management import call_command
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.utils import timezone
@@ -22,6 +22,7 @@ from django.utils import timezone
 from catalog.core.access import SIGNED_IN
 from catalog.models import ApiToken, TierFloor, Tool, Waiver
 from catalog.services.imports import catalog_import
+from tests.conftest import forget_caches
 
 SKIPPED_NAMESPACES = {"admin", "api"}
 SKIPPED_NAMES = {"login", "logout"}
@@ -73,10 +74,23 @@ def test_every_page_has_an_access_rule() -> None:
     assert set(console_urls()) == set(access_registry())
 
 
+@pytest.fixture(scope="module")
+def world_once(demo_once: None, django_db_blocker: Any) -> dict[str, Any]:
+    """The demo with one of everything a URL can name, built once for the module (tests/conftest.py,
+    `module_transaction`: each test's writes are rolled back to it)."""
+    with django_db_blocker.unblock():
+        return _build_world()
+
+
 @pytest.fixture
-def world(db: Any, make_user: Any) -> dict[str, Any]:
-    call_command("load_demo", stdout=io.StringIO())
-    officer = make_user("olga", "safety-officer")
+def world(world_once: dict[str, Any], db: Any) -> dict[str, Any]:
+    forget_caches()
+    return world_once
+
+
+def _build_world() -> dict[str, Any]:
+    officer = get_user_model().objects.create_user(username="olga", password="pw-olga")
+    officer.groups.set([Group.objects.get_or_create(name="safety-officer")[0]])
     tool = Tool.objects.get(declared_id="recordPayment")
     waiver = Waiver.objects.create(
         tool=tool,

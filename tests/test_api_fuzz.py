@@ -16,7 +16,7 @@ inside 1..APPROVALS_LONG_POLL_MAX_SECONDS is sent as 0 (see `_no_long_poll`), so
 outside that range still go out as generated, so the 422 that refuses them is fuzzed. The long-poll loop
 itself is tested in tests/approvals/test_api_lifecycle.py.
 
-The tests after the fuzzer pin what it found (a 500 or a 4xx that was not JSON).
+What the fuzzer found (a 500 or a 4xx that was not JSON) is pinned in tests/test_api_fuzz_found.py.
 """
 
 from __future__ import annotations
@@ -33,20 +33,16 @@ from django.contrib.auth import get_user_model
 from django.core import signals
 from django.core.management import call_command
 from django.db import close_old_connections
-from django.test import Client
 from google.rpc import status_pb2
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from schemathesis.config import SchemathesisConfig
 
-from approvals.catalog_index import forget
-from approvals.models import ApprovalRequest
 from approvals.services import approval_cancel, approval_decide, approval_evaluate
 from catalog.domain.rules import RULES
 from catalog.models import ApiToken, CardLocale, CatalogProfile, Team, Tool
-from catalog.services.imports import catalog_import
 from condor_admin.wsgi import application
-from tests.conftest import signed_import
+from tests.conftest import forget_caches, module_transaction
 
 SCOPES = ["catalog:read", "catalog:write", "approvals", "rag", "cards", "telemetry"]
 MAX_EXAMPLES = 40  # per operation, fuzzing phase
@@ -228,9 +224,17 @@ def _approval_requests() -> tuple[list[str], list[str]]:
     return ids, shas
 
 
-@pytest.fixture
-def world(db: Any) -> Iterator[dict[str, list[Any]]]:
-    forget()  # the approvals gate's in-process index: this test's catalog, not a rolled-back one
+@pytest.fixture(scope="module")
+def world_once(django_db_setup: None, django_db_blocker: Any) -> Iterator[dict[str, list[Any]]]:
+    """The demo, a token and six approval requests, built once for the module (each operation's test runs in a
+    savepoint rolled back to them: tests/conftest.py, `module_transaction`)."""
+    with module_transaction(django_db_blocker):
+        with django_db_blocker.unblock():
+            _build_world()
+        yield WORLD
+
+
+def _build_world() -> None:
     call_command("load_demo", stdout=io.StringIO())
     raw = ApiToken.generate()
     # Owned: once a clinical profile exists, an import by a token without an owner stops at its 403.
@@ -254,17 +258,21 @@ def world(db: Any) -> Iterator[dict[str, list[Any]]]:
         teams=[*Team.objects.order_by("slug").values_list("slug", flat=True), "-"],
         locales=[*CardLocale.objects.order_by("code").values_list("code", flat=True), "de-AT", "en-GB"],
     )
+
+
+@pytest.fixture
+def world(world_once: dict[str, list[Any]], db: Any) -> Iterator[dict[str, list[Any]]]:
+    forget_caches()  # the in-process indexes: the module's catalog, not what an earlier operation's test left
     # The real WSGI handler closes the connection after each request, which would end the test's
     # transaction (on PostgreSQL; SQLite's in-memory test database ignores it). Django's test client
     # disconnects the same receiver for the same reason.
     signals.request_started.disconnect(close_old_connections)
     signals.request_finished.disconnect(close_old_connections)
     try:
-        yield WORLD
+        yield world_once
     finally:
         signals.request_started.connect(close_old_connections)
         signals.request_finished.connect(close_old_connections)
-        forget()
 
 
 @schema.parametrize()
@@ -274,87 +282,3 @@ def test_every_operation_answers_without_5xx_and_explains_every_4xx(case: Any, w
     if (case.headers or {}).get("Authorization") == f"Bearer {PLACEHOLDER}":
         case.headers["Authorization"] = f"Bearer {world['token'][0]}"
     case.call_and_validate(additional_checks=[error_says_what_was_wrong])
-
-
-# --- what the fuzzer found -------------------------------------------------------------------------
-
-
-@pytest.fixture
-def api(make_token: Any) -> Client:
-    token = make_token("fuzz", scopes=tuple(SCOPES))
-    return Client(headers={"Authorization": f"Bearer {token}"}, raise_request_exception=False)
-
-
-def refusal(response: Any, status: int) -> dict[str, Any]:
-    assert response.status_code == status, response.content
-    assert response["Content-Type"].startswith("application/json"), response.content
-    body: dict[str, Any] = response.json()
-    return body
-
-
-def test_a_method_the_operation_lacks_is_a_json_405_naming_the_allowed_ones(api: Client) -> None:
-    body = refusal(api.put("/api/v1/catalog/findings"), 405)
-    assert body == {"detail": "method PUT not allowed here; use GET"}
-    response = api.generic("TRACE", "/api/v1/approvals/evaluate")
-    assert refusal(response, 405)["detail"] == "method TRACE not allowed here; use POST"
-    assert response["Allow"] == "POST"
-
-
-def test_a_findings_offset_past_a_64_bit_integer_is_refused_not_a_500(api: Client) -> None:
-    body = refusal(api.get("/api/v1/catalog/findings", {"offset": 4231787484709816107008}), 422)
-    assert body["errors"] == ["query.offset: Input should be less than or equal to 1000000"]
-    assert api.get("/api/v1/catalog/findings", {"offset": 1_000_000}).json()["items"] == []
-
-
-@pytest.mark.parametrize(
-    ("url", "error"),
-    [
-        ("/api/v1/catalog/findings?owner=%00", "query.owner"),
-        ("/api/v1/catalog/revisions?system=con%00dor", "query.system"),
-        ("/api/v1/catalog/revisions/%00/1", "path.system"),
-    ],
-)
-def test_a_nul_character_in_the_url_is_a_422_naming_the_parameter(api: Client, url: str, error: str) -> None:
-    """PostgreSQL cannot compare text with NUL: these were 500s there (SQLite answered)."""
-    body = refusal(api.get(url), 422)
-    assert body["errors"] == [f"{error}: contains a NUL character (\\u0000), which cannot be stored; remove it"]
-
-
-EVALUATE = {
-    "tool": "prescribeMedication",
-    "profile": "clinical-production",
-    "dispatchMode": "supervised",
-    "runId": "run-1",
-    "requestedBy": "dr.house",
-    "args": {"drug": "Amoxicillin"},
-    "idempotencyKey": "run-1/call-1",
-}
-
-
-@pytest.mark.parametrize(
-    ("change", "error"),
-    [
-        # PostgreSQL refuses NUL in text and jsonb: 500s there.
-        ({"runId": "run\x00"}, "body.payload.runId: Value error, contains a NUL character"),
-        ({"args": {"drug": ["x\x00"]}}, "body.payload.args: Value error, drug[0]: contains a NUL character"),
-        # UTF-8 has no lone surrogates: hashing the arguments raised UnicodeEncodeError, a 500 on both databases.
-        ({"args": {"drug": "\ud800"}}, "body.payload.args: Value error, drug: contains a lone UTF-16 surrogate"),
-    ],
-)
-def test_unstorable_text_in_an_evaluate_body_is_a_422_naming_where(
-    api: Client, manifests: Any, change: dict[str, Any], error: str
-) -> None:
-    catalog_import(raw=manifests.encode(manifests.condor()), via="test")
-    body = refusal(api.post("/api/v1/approvals/evaluate", {**EVALUATE, **change}, content_type="application/json"), 422)
-    assert len(body["errors"]) == 1 and body["errors"][0].startswith(error), body
-    assert not ApprovalRequest.objects.exists()
-
-
-def test_a_nul_character_in_a_cancel_reason_is_a_422(api: Client, manifests: Any) -> None:
-    signed_import(manifests.encode(manifests.condor()))  # signed off: the clinical profile is served it
-    created = api.post("/api/v1/approvals/evaluate", EVALUATE, content_type="application/json").json()["request"]
-    response = api.post(
-        f"/api/v1/approvals/{created['id']}/cancel", {"reason": "done\x00"}, content_type="application/json"
-    )
-    assert "reason" in refusal(response, 422)["detail"]
-    assert ApprovalRequest.objects.get().state == "pending"

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +74,50 @@ def test_german_translations_keep_their_placeholders_and_plural_forms() -> None:
     assert de.num_plurals == 2
     problems = [(m.id, [str(e) for e in errors]) for m, errors in de.check()]
     assert problems == []
+
+
+# A placeholder (`%(tool)s`, `%d`) as Python's %-formatting and Babel write it.
+_PLACEHOLDER = re.compile(r"%(?:\(\w+\))?[sdif]")
+# A sentence end glued to the next sentence: "(Vier-Augen-Prinzip).Sie haben …".
+_GLUED_SENTENCE = re.compile(r"[.!?][A-ZÄÖÜ]")
+# Clauses long enough that one appearing twice in a translation is a pasting slip, not a figure of speech.
+_CLAUSE = re.compile(r"(?<=[.!?;:])\s+")
+
+
+def _pasting_slips(msgid: str | Sequence[str], msgstr: str) -> list[str]:
+    """What looks like a translation pasted twice or glued to the next sentence (a .po editor's slip that
+    `Catalog.check` cannot see: it compares placeholders as a set, not how often each appears)."""
+    slips = []
+    most = Counter[str]()
+    for form in [msgid] if isinstance(msgid, str) else msgid:
+        most |= Counter(_PLACEHOLDER.findall(form))
+    extra = Counter(_PLACEHOLDER.findall(msgstr)) - most
+    if extra:
+        slips.append(f"placeholders more often than in the English: {sorted(extra)}")
+    if _GLUED_SENTENCE.search(msgstr):
+        slips.append(f"no space after a sentence end: {_GLUED_SENTENCE.findall(msgstr)}")
+    clauses = Counter(c.strip() for c in _CLAUSE.split(msgstr) if len(c.strip()) >= 20)
+    slips += [f"said twice: {clause!r}" for clause, n in clauses.items() if n > 1]
+    return slips
+
+
+def test_german_translations_say_each_sentence_once() -> None:
+    problems = []
+    for message in german():
+        strings = [message.string] if isinstance(message.string, str) else list(message.string or ())
+        for msgstr in filter(None, strings):
+            problems += [(message.id, slip) for slip in _pasting_slips(message.id, msgstr)]
+    assert problems == [], "fix these translations in locale/de/LC_MESSAGES/django.po, then `make compilemessages`"
+
+
+def test_a_translation_pasted_twice_is_seen() -> None:
+    english = "%(tool)s ran twice; check what was written"
+    twice = "%(tool)s lief zweimal; prüfen Sie, was geschrieben wurde"
+    assert _pasting_slips(english, twice + twice)  # glued without a sentence end: the placeholders tell
+    assert _pasting_slips("Done.", "Erledigt.Erledigt.")
+    assert _pasting_slips("One. Two.", "Ein langer erster Satz. Ein langer erster Satz.")
+    assert _pasting_slips(("%(n)s tool", "%(n)s tools"), "dieses eine Tool") == []  # a singular may drop %(n)s
+    assert _pasting_slips(english, twice) == []
 
 
 def test_the_compiled_catalog_is_current(settings: Any) -> None:

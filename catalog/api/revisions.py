@@ -12,7 +12,7 @@ from ninja import Path, Query, Router, Schema, Status
 
 from catalog.core.api_errors import ErrorOut
 from catalog.core.auth import ScopedBearer
-from catalog.domain.manifest import ManifestError
+from catalog.domain.manifest import DIALECTS, PROBLEMS_LISTED_MAX, ManifestError
 from catalog.domain.vocabulary import SYSTEM_MAX, SYSTEM_PATTERN
 from catalog.models import CatalogRevision, ImportJob, ToolChange
 from catalog.selectors.effect import clinical_profiles_exist
@@ -25,10 +25,14 @@ router = Router(tags=["catalog"], auth=ScopedBearer("catalog:read"))
 REVISIONS_MAX_LIMIT = 200
 SYSTEM_DOC = "condor, tucan or mcp:<server id>"
 
+# The formats the importer accepts, from the dialect registry: a hand-written list here once left `mcp-tools/v1`
+# accepted but undocumented.
+MANIFEST_FORMATS = sorted(DIALECTS)
+
 # The body is read raw (the size is checked before it is buffered), so ninja cannot describe it: this does.
 MANIFEST_BODY = {
     "required": True,
-    "description": "the manifest, `condor-catalog/v1` or `tucan-tools/v1` (TOOLS.md); at most "
+    "description": f"the manifest, in one of the formats TOOLS.md describes ({', '.join(MANIFEST_FORMATS)}); at most "
     f"{settings.CONDOR_MAX_MANIFEST_BYTES} bytes (CONDOR_MAX_MANIFEST_BYTES), refused with 413 above it; above "
     f"{settings.CONDOR_ASYNC_IMPORT_BYTES} bytes (CONDOR_ASYNC_IMPORT_BYTES) a worker imports it (202, status URL)",
     "content": {
@@ -36,7 +40,7 @@ MANIFEST_BODY = {
             "schema": {
                 "type": "object",
                 "required": ["format"],
-                "properties": {"format": {"enum": ["condor-catalog/v1", "tucan-tools/v1"]}},
+                "properties": {"format": {"enum": MANIFEST_FORMATS}},
             }
         }
     },
@@ -98,8 +102,9 @@ class RevisionDetailOut(RevisionOut):
     "/revisions",
     response={200: ImportOut, 201: ImportOut, 202: ImportJobOut, 403: ErrorOut, 413: ErrorOut, 422: ErrorOut},
     summary="Import a catalog manifest (the request body is the manifest JSON)",
-    description="403 also when the token has no owner once a clinical profile exists; 422 lists every problem "
-    "of a refused manifest in `errors`. A manifest above CONDOR_ASYNC_IMPORT_BYTES is imported by a worker: 202 "
+    description="403 also when the token has no owner once a clinical profile exists; 422 counts every problem "
+    f"of a refused manifest in `detail` and lists the first {PROBLEMS_LISTED_MAX:,} in `errors` (then one line: how "
+    "many more). A manifest above CONDOR_ASYNC_IMPORT_BYTES is imported by a worker: 202 "
     "at once with the job and its `status_url` (GET it: phase, then the same result or errors).",
     openapi_extra={"requestBody": MANIFEST_BODY},
     # Importing replaces the whole catalog: a token that only reads or exports must not be able to.
@@ -134,14 +139,15 @@ def import_revision(request: HttpRequest) -> Status[dict[str, object]]:
     try:
         result = catalog_import(raw=request.body, via=via, imported_by=token.owner)
     except ManifestError as exc:
-        return Status(
-            422,
-            {
-                "detail": f"manifest refused: {len(exc.problems)} problem(s); nothing was changed",
-                "errors": exc.problems,
-            },
-        )
+        return Status(422, refusal_body(exc))
     return Status(200 if result.unchanged else 201, {**result_body(result), "revision": result.revision})
+
+
+def refusal_body(exc: ManifestError) -> dict[str, object]:
+    """The 422 of a refused manifest: `detail` counts every problem, `errors` lists the first ones (bounded)."""
+    listed = exc.listed()
+    cut = f"; the first {PROBLEMS_LISTED_MAX:,} are listed" if len(exc.problems) > PROBLEMS_LISTED_MAX else ""
+    return {"detail": f"manifest refused: {len(exc.problems):,} problem(s){cut}; nothing was changed", "errors": listed}
 
 
 def job_body(job: ImportJob) -> dict[str, object]:

@@ -15,16 +15,23 @@ import os
 import shlex
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anyio
-import httpx2
-import mcp_types as types
-from mcp.client.session import ClientSession, IncomingMessage
-from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
+
+from catalog.mcp.domain.fetch import Listing, McpFetchError
+
+if TYPE_CHECKING:
+    import httpx2
+    import mcp_types as types
+    from mcp.client.session import ClientSession, IncomingMessage
+    from mcp.shared.exceptions import MCPError
+
+# The SDK (anyio, httpx2, mcp: half a second of imports) is imported inside the functions that reach a server:
+# this module is imported by the MCP services and tasks, and so by every process and `manage.py` command
+# (`whoowns` included), which reach no server.
+
+__all__ = ["Listing", "McpFetchError", "fetch_listing", "tool_json"]
 
 # A listing larger than this is not a tool catalog; a server still paging after this many pages is looping.
 MAX_TOOLS = 100_000
@@ -32,23 +39,6 @@ MAX_PAGES = 1_000
 STDERR_KEPT_BYTES = 4_096
 STDERR_SHOWN_CHARS = 400
 STDERR_WAIT_SECONDS = 0.5
-
-
-class McpFetchError(Exception):
-    """A live listing failed; `message` says where and why, for a person."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-
-
-@dataclass(frozen=True)
-class Listing:
-    """What a server said about itself: `identity` from `initialize` ({name, version, protocolVersion, title,
-    instructions}) and `tools`, the `tools/list` result as MCP's JSON (camelCase keys, absent fields absent)."""
-
-    identity: dict[str, Any]
-    tools: list[dict[str, Any]]
 
 
 @dataclass
@@ -119,6 +109,8 @@ def fetch_listing(
     """Start the server (`command`, over stdio) or reach it (`url`, Streamable HTTP, with `headers`), and list its
     tools, all within `timeout` seconds. `env` is added to the SDK's minimal inherited environment (PATH, HOME…):
     the console's own secrets never reach a server."""
+    import anyio
+
     if (command is None) == (url is None):
         raise ValueError("fetch_listing needs a command or a url, not both")
     if command is not None:
@@ -141,6 +133,10 @@ def fetch_listing(
 
 
 async def _fetch_stdio(command: list[str], env: dict[str, str] | None, probe: _Probe, stderr: _StderrTail) -> Listing:
+    import anyio
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
     params = StdioServerParameters(command=command[0], args=command[1:], env=env)
     with anyio.fail_after(probe.timeout):
         async with stdio_client(params, errlog=stderr.writer) as (read_stream, write_stream):
@@ -149,6 +145,11 @@ async def _fetch_stdio(command: list[str], env: dict[str, str] | None, probe: _P
 
 
 async def _fetch_http(url: str, headers: dict[str, str], probe: _Probe) -> Listing:
+    import anyio
+    import httpx2
+    from mcp.client.session import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
     with anyio.fail_after(probe.timeout):
         async with httpx2.AsyncClient(
             headers=headers, timeout=httpx2.Timeout(probe.timeout), event_hooks={"response": [probe.on_response]}
@@ -160,6 +161,8 @@ async def _fetch_http(url: str, headers: dict[str, str], probe: _Probe) -> Listi
 
 async def _list(session: ClientSession, probe: _Probe) -> Listing:
     """The handshake, then every page of tools/list (a server without the tools capability has none)."""
+    import mcp_types as types
+
     async with session:
         probe.phase = "initialize"
         result = await session.initialize()
@@ -205,6 +208,9 @@ def _leaves(exc: BaseException) -> list[BaseException]:
 
 
 def _explain(exc: Exception, probe: _Probe, stderr: str) -> str:
+    import httpx2
+    from mcp.shared.exceptions import MCPError
+
     leaf = _leaves(exc)[0]
     where, step = probe.where, probe.phase
     said = f"; its stderr ends: {stderr}" if stderr else ""
@@ -228,6 +234,8 @@ def _explain(exc: Exception, probe: _Probe, stderr: str) -> str:
 
 
 def _explain_mcp_error(err: MCPError, probe: _Probe, said: str) -> str:
+    import mcp_types as types
+
     where, step, status = probe.where, probe.phase, probe.http_status
     if status in (401, 403):
         return (

@@ -20,7 +20,8 @@ from django.utils import timezone
 from catalog.core.audit import Actor, audit_record
 from catalog.domain.manifest import ManifestError
 from catalog.domain.vocabulary import mcp_server_id_problem, mcp_system
-from catalog.mcp.client import Listing, McpFetchError, fetch_listing
+from catalog.mcp.client import fetch_listing
+from catalog.mcp.domain.fetch import Listing, McpFetchError
 from catalog.mcp.domain.listing import manifest_bytes, manifest_from_listing
 from catalog.models import McpServer
 from catalog.services.imports import ImportResult, catalog_import

@@ -13,7 +13,7 @@ from django.contrib.auth import get_user_model
 
 from catalog.core.audit import Actor
 from catalog.domain.manifest import ManifestError
-from catalog.mcp.client import McpFetchError
+from catalog.mcp.domain.fetch import McpFetchError
 from catalog.mcp.services import DEFAULT_TIMEOUT_SECONDS, REIMPORT_SERVER_TASK, mcp_reimport
 
 log = logging.getLogger(__name__)

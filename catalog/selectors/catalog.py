@@ -270,6 +270,12 @@ def catalog_systems() -> list[str]:
     return sorted({"condor", "tucan", *CatalogState.objects.values_list("system", flat=True)})
 
 
+def imported_catalog_systems() -> list[str]:
+    """The systems with a catalog in effect (at least one import): unlike `catalog_systems`, not condor and tucan
+    before their first import."""
+    return sorted(CatalogState.objects.filter(current_revision__isnull=False).values_list("system", flat=True))
+
+
 _KEPT = PerCatalogVersion(_kept_of)
 
 

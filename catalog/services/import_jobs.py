@@ -73,7 +73,7 @@ def import_job_run(job_id: int) -> ImportJob | None:
             on_step=lambda what: cache.set(key, what, PHASE_TTL_SECONDS),
         )
     except ManifestError as exc:
-        job.state, job.errors = ImportJob.State.FAILED, list(exc.problems)
+        job.state, job.errors = ImportJob.State.FAILED, exc.listed()  # bounded: the first problems, then a count
     except Exception as exc:  # the job must not stay "running" for ever; the worker log has the traceback
         log.exception("import job %s failed", job_id)
         job.state, job.errors = ImportJob.State.FAILED, [f"the import failed unexpectedly: {type(exc).__name__}"]

@@ -132,7 +132,7 @@ def _import_locked(
     changes: list[ToolChange] = []
     created = _insert_tools(plan, revision, rule_index, changes, result)
     touched = _update_tools(plan, revision, rule_index, changes, result)
-    touched += _retire_tools(plan, revision, changes, result)
+    touched += _retire_tools(plan, revision, rule_index, changes, result)
     if "ownership" in config_changes or "teams" in config_changes:
         touched += _rederive_owners(revision, manifest, rule_index, touched)
     _save_tools(touched, changes)
@@ -278,10 +278,20 @@ def _update_tools(
 
 
 def _retire_tools(
-    plan: ToolPlan, revision: CatalogRevision, changes: list[ToolChange], result: ImportResult
+    plan: ToolPlan,
+    revision: CatalogRevision,
+    rule_index: dict[tuple[str, str], OwnershipRule],
+    changes: list[ToolChange],
+    result: ImportResult,
 ) -> list[Tool]:
-    """Retire the live tools the manifest no longer declares (in memory; kept, with their history)."""
+    """Retire the live tools the manifest no longer declares (in memory; kept, with their history). A retired
+    tool keeps the team that owned it; the rule that made it so is forgotten when the manifest dropped the rule
+    (its row is gone: the tool was read before the rules were synced, and writing it back with the old rule's id
+    broke the foreign key at commit, an IntegrityError and an HTTP 500 instead of an import)."""
+    kept_rules = {rule.pk for rule in rule_index.values()}
     for tool in plan.retiring:
+        if tool.owner_rule_id is not None and tool.owner_rule_id not in kept_rules:
+            tool.owner_rule = None
         before = tool.declared()
         tool.retired_in = revision
         tool.last_changed_revision = revision

@@ -31,6 +31,16 @@ PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
 ENCODINGS = (PROTOBUF, JSON)
 ID_FIELDS = {"traceId": 16, "trace_id": 16, "spanId": 8, "span_id": 8, "parentSpanId": 8, "parent_span_id": 8}
+# The deepest JSON body read, in arrays and objects. A span's attribute is 10 deep (request, resourceSpans, a
+# ResourceSpans, scopeSpans, a ScopeSpans, spans, a span, attributes, an attribute, its value), a nested kvlist or
+# array value a few more; protobuf's own parser stops a binary body at 100 nested messages, and this is the same
+# number. Deeper, `json.loads` and the walks below (recursive, as is protobuf's ParseDict) ran out of stack: a body
+# nested 50,000 levels answered 500 instead of 400.
+JSON_DEPTH_MAX = 100
+TOO_DEEP = (
+    f"the JSON is nested too deeply: more than {JSON_DEPTH_MAX} levels of arrays and objects (a span's attribute "
+    "is 10); send the ExportTraceServiceRequest as OTLP/JSON defines it"
+)
 
 
 class OtlpBodyError(ValueError):
@@ -75,6 +85,10 @@ def decode(body: bytes, kind: str) -> ExportTraceServiceRequest:
         document = json.loads(body)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise OtlpBodyError(f"the body is not JSON: {exc}") from exc
+    except RecursionError:
+        raise OtlpBodyError(TOO_DEEP) from None
+    if _deeper_than(document, JSON_DEPTH_MAX):
+        raise OtlpBodyError(TOO_DEEP)
     if not isinstance(document, dict):
         raise OtlpBodyError("the body must be a JSON object (an ExportTraceServiceRequest)")
     for key in ("resourceSpans", "resource_spans"):
@@ -89,6 +103,20 @@ def decode(body: bytes, kind: str) -> ExportTraceServiceRequest:
     except json_format.ParseError as exc:
         raise OtlpBodyError(f"the body is not an OTLP ExportTraceServiceRequest: {exc}") from exc
     return message
+
+
+def _deeper_than(document: Any, limit: int) -> bool:
+    """Whether arrays and objects nest more than `limit` levels; iterative, so that no depth can overflow it."""
+    stack = [(document, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+        for child in children:
+            if isinstance(child, dict | list):
+                if depth >= limit:
+                    return True
+                stack.append((child, depth + 1))
+    return False
 
 
 def _hex_ids_to_base64(node: Any, where: str) -> None:

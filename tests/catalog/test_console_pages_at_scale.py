@@ -3,11 +3,9 @@ the catalog filtered by the team, and the teams page's findings are the kept cou
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
 import pytest
-from django.core.management import call_command
 from django.test import Client
 
 from catalog.models import Finding, Tool
@@ -18,8 +16,7 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def oncall(make_user: Any) -> Client:
-    call_command("load_demo", stdout=io.StringIO())
+def oncall(demo: None, make_user: Any) -> Client:
     client = Client()
     client.force_login(make_user("oscar", "on-call"))
     return client

@@ -108,12 +108,35 @@ class Manifest:
     mcp: dict[str, Any] | None = None
 
 
+# What a refusal lists (TOOLS.md, "Bounds"): every problem of 1.8 MB of bad tools was once a 38.7 MB answer (the API's
+# 422, an import job's stored `errors`, the command's output). The first problems, each cut to a length, then one
+# line counting the rest: whoever fixes the source repository fixes these, and the next import lists what is left.
+PROBLEMS_LISTED_MAX = 1_000
+PROBLEM_CHARS_MAX = 1_000  # a location may quote a long key: keep its start (where) and its end (what to do)
+
+
 class ManifestError(Exception):
-    """A manifest that cannot be imported; `problems` lists every located problem."""
+    """A manifest that cannot be imported; `problems` lists every located problem, `listed()` what an answer shows."""
 
     def __init__(self, problems: list[str]):
         self.problems = problems
         super().__init__(f"{len(problems)} problem(s) in manifest: " + "; ".join(problems[:5]))
+
+    def listed(self) -> list[str]:
+        """The first PROBLEMS_LISTED_MAX problems, each at most about PROBLEM_CHARS_MAX characters, then, when there
+        were more, a last line saying how many: an answer's size no longer grows with the manifest's."""
+        shown = [_cut(problem) for problem in self.problems[:PROBLEMS_LISTED_MAX]]
+        more = len(self.problems) - len(shown)
+        if more:
+            shown.append(f"… and {more:,} more problem(s): fix those listed and import again to see the rest")
+        return shown
+
+
+def _cut(problem: str) -> str:
+    if len(problem) <= PROBLEM_CHARS_MAX:
+        return problem
+    head, tail = PROBLEM_CHARS_MAX * 3 // 4, PROBLEM_CHARS_MAX // 5
+    return f"{problem[:head]} … ({len(problem) - head - tail:,} characters cut) … {problem[-tail:]}"
 
 
 # A dialect fills the manifest from the decoded top-level object, recording each problem in the checker

@@ -13,29 +13,63 @@ from catalog.domain.manifest import ManifestError
 from catalog.selectors.effect import clinical_profiles_exist
 from catalog.services.imports import catalog_import
 
-# The import's steps and, with no broker (tasks run in this process), each embedding batch.
-PROGRESS_LOGGERS = ("condor.import", "catalog.rag.services.vectors")
+# The import's steps and, with no broker (tasks run in this process), each embedding batch and the sibling refresh.
+PROGRESS_LOGGERS = ("condor.import", "catalog.rag.services.vectors", "catalog.rag.services.siblings")
+# With no broker the import's tasks run in this process and celery logs each one as a worker would ("Task … succeeded
+# in 0.6 s"): a worker's bookkeeping, which fell between the progress lines. A task's failure (WARNING and up) shows.
+QUIET_LOGGERS = ("celery.app.trace",)
+
+
+class _Hold(logging.Filter):
+    """Keeps the records a handler is given instead of letting it write them, to be handled later, in order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: list[logging.LogRecord] = []
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        self.records.append(record)
+        return False
 
 
 @contextmanager
 def progress_on(stream: Any) -> Iterator[None]:
-    """Show the progress log lines on `stream` (none when it is None) while the import runs."""
+    """Show the progress log lines on `stream` (none when it is None) while the import runs, each once.
+
+    The progress loggers stop propagating meanwhile: the root logger's console handler (settings.LOGGING) also
+    writes to stderr, and printed every progress line a second time. The process's other log lines (an in-process
+    task's, the audit log's checkpoints, which must reach stderr whatever the level) are held until the import is
+    over and then written in order, so that they follow the progress instead of cutting through it.
+    """
     if stream is None:
         yield
         return
     handler = logging.StreamHandler(stream)
     handler.setFormatter(logging.Formatter("%(message)s"))
-    loggers = [logging.getLogger(name) for name in PROGRESS_LOGGERS]
-    levels = [lg.level for lg in loggers]
-    for lg in loggers:
+    progress = [logging.getLogger(name) for name in PROGRESS_LOGGERS]
+    quiet = [logging.getLogger(name) for name in QUIET_LOGGERS]
+    saved = [(lg, lg.level, lg.propagate) for lg in progress + quiet]
+    held = [(h, _Hold()) for h in logging.getLogger().handlers]
+    for lg in progress:
         lg.addHandler(handler)
         lg.setLevel(logging.INFO)
+        lg.propagate = False
+    for lg in quiet:
+        lg.setLevel(max(lg.getEffectiveLevel(), logging.WARNING))
+    for h, hold in held:
+        h.addFilter(hold)
     try:
         yield
     finally:
-        for lg, level in zip(loggers, levels, strict=True):
+        for lg in progress:
             lg.removeHandler(handler)
+        for lg, level, propagate in saved:
             lg.setLevel(level)
+            lg.propagate = propagate
+        for h, hold in held:
+            h.removeFilter(hold)
+            for record in hold.records:
+                h.handle(record)
 
 
 class Command(BaseCommand):
@@ -59,11 +93,14 @@ class Command(BaseCommand):
             with progress_on(self.stderr if options["verbosity"] >= 1 else None):
                 result = catalog_import(raw=raw, via=f"cli {file.name}", imported_by=user)
         except ManifestError as exc:
-            lines = "\n".join(f"  {problem}" for problem in exc.problems)
-            raise CommandError(
-                f"{file}: manifest refused, {len(exc.problems)} problem(s); nothing was changed:\n{lines}"
-            ) from exc
+            raise CommandError(refusal_text(str(file), exc)) from exc
         self.stdout.write(result.summary())
+
+
+def refusal_text(where: str, exc: ManifestError) -> str:
+    """A refused manifest as the commands print it: the count of every problem, then the first ones (bounded)."""
+    lines = "\n".join(f"  {problem}" for problem in exc.listed())
+    return f"{where}: manifest refused, {len(exc.problems):,} problem(s); nothing was changed:\n{lines}"
 
 
 def importer(username: str | None) -> Any:

@@ -7,8 +7,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from catalog.core.audit import Actor
 from catalog.domain.manifest import ManifestError
-from catalog.management.commands.import_catalog import importer, progress_on
-from catalog.mcp.client import McpFetchError
+from catalog.management.commands.import_catalog import importer, progress_on, refusal_text
+from catalog.mcp.domain.fetch import McpFetchError
 from catalog.mcp.services import DEFAULT_TIMEOUT_SECONDS, mcp_import_live
 
 
@@ -62,10 +62,7 @@ class Command(BaseCommand):
         except OSError as exc:
             raise CommandError(f"--save {options['save']}: {exc.strerror}; nothing was changed") from None
         except ManifestError as exc:
-            lines = "\n".join(f"  {problem}" for problem in exc.problems)
-            raise CommandError(
-                f"mcp:{server}: manifest refused, {len(exc.problems)} problem(s); nothing was changed:\n{lines}"
-            ) from None
+            raise CommandError(refusal_text(f"mcp:{server}", exc)) from None
         self.stdout.write(result.summary())
 
 

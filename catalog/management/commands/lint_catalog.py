@@ -13,7 +13,7 @@ from catalog.domain.manifest import ManifestError, load_manifest
 from catalog.domain.ownership import derive_owner
 from catalog.domain.vocabulary import system_problem
 from catalog.models import Team
-from catalog.selectors.catalog import catalog_systems
+from catalog.selectors.catalog import catalog_systems, imported_catalog_systems
 from catalog.services.findings import findings_recompute, lint_view_from_db, lint_view_from_manifest
 
 THRESHOLDS = {"error": {"error"}, "warning": {"error", "warning"}, "never": set()}
@@ -52,6 +52,8 @@ class Command(BaseCommand):
         if path is None:
             if options["system"] and (problem := system_problem(options["system"])):
                 raise CommandError(f"--system: {problem}")
+            if options["system"]:
+                _require_imported(options["system"])
             systems = [options["system"]] if options["system"] else catalog_systems()
             return [lint_view_from_db(system) for system in systems]
         if options["save"]:
@@ -61,7 +63,7 @@ class Command(BaseCommand):
         except OSError as exc:
             raise CommandError(f"{path}: {exc.strerror}") from exc
         except ManifestError as exc:
-            raise CommandError(f"{path}: not a valid manifest:\n  " + "\n  ".join(exc.problems)) from exc
+            raise CommandError(f"{path}: not a valid manifest:\n  " + "\n  ".join(exc.listed())) from exc
         if options["system"] and options["system"] != manifest.system:
             raise CommandError(f"--system {options['system']}: {path} is a {manifest.system} manifest")
         index = {(r.plane, r.module): r.team for r in manifest.ownership}
@@ -77,3 +79,15 @@ class Command(BaseCommand):
         self.stdout.write(f"{', '.join(systems)}: {len(findings)} finding(s)")
         for (severity, rule_id), n in sorted(per_rule.items()):
             self.stdout.write(f"  {n:>5}  {severity:<8} {rule_id}")
+
+
+def _require_imported(system: str) -> None:
+    """A check that matched nothing must not pass: linting a system with no imported catalog found 0 findings and
+    exited 0, so a misspelt --system in CI gated nothing."""
+    imported = imported_catalog_systems()
+    if system not in imported:
+        known = ", ".join(imported) if imported else "none yet"
+        raise CommandError(
+            f"--system {system}: no catalog of that system has been imported (imported: {known}); name one of "
+            "those, import the catalog first (import_catalog, import_mcp), or lint a file with --manifest"
+        )

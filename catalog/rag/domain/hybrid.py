@@ -15,10 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from catalog.rag.domain.lexical import LexicalIndex
+if TYPE_CHECKING:  # scikit-learn and SciPy: imported by what ranks, not by every process that reads a constant
+    from catalog.rag.domain.lexical import LexicalIndex
 
 WHOLE, PHRASE, LEXICAL = "whole", "phrase", "lexical"
 SIGNALS = (WHOLE, PHRASE, LEXICAL)

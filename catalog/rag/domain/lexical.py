@@ -12,28 +12,44 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache, cached_property
+from typing import Any
 
 import numpy as np
 from scipy import sparse
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, HashingVectorizer
 
 N_FEATURES = 2**20
 NGRAMS = (3, 5)
-_VECTORIZER = HashingVectorizer(
-    analyzer="char_wb",
-    ngram_range=NGRAMS,
-    n_features=N_FEATURES,
-    alternate_sign=False,
-    norm=None,
-    lowercase=True,
-    dtype=np.float32,
-)
+
+
+@cache
+def _vectorizer() -> Any:
+    """scikit-learn is imported when a text is first counted, not with this module: the URLconf (and so every
+    `manage.py` command's system checks, `whoowns` included) imports the resolve API, and scikit-learn was 0.7 s
+    of a 3 s start-up."""
+    from sklearn.feature_extraction.text import HashingVectorizer
+
+    return HashingVectorizer(
+        analyzer="char_wb",
+        ngram_range=NGRAMS,
+        n_features=N_FEATURES,
+        alternate_sign=False,
+        norm=None,
+        lowercase=True,
+        dtype=np.float32,
+    )
+
+
+@cache
+def _stop_words() -> frozenset[str]:
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    return frozenset(ENGLISH_STOP_WORDS) | GERMAN_FUNCTION_WORDS
 
 
 def term_counts(texts: Sequence[str]) -> sparse.csr_matrix:
     """One row of hashed n-gram counts per text (what is cached per tool text)."""
-    return _VECTORIZER.transform(list(texts)).tocsr()
+    return _vectorizer().transform(list(texts)).tocsr()
 
 
 @dataclass(frozen=True)
@@ -219,7 +235,7 @@ def words_missing(prompt: str, index: LexicalIndex, row: int, *, limit: int = 5)
     present = index.ngrams(row)
     missing: list[str] = []
     for word in dict.fromkeys(_WORD.findall(prompt)):
-        if word.lower() in ENGLISH_STOP_WORDS or word.lower() in GERMAN_FUNCTION_WORDS:
+        if word.lower() in _stop_words():
             continue
         grams = term_counts([word]).indices
         if len(grams) and float(np.isin(grams, present).mean()) < MISSING_SHARE:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -13,15 +14,25 @@ from django.db.models import Count
 
 from catalog.domain.keys import llm_name
 from catalog.models import Agent, CatalogProfile, CatalogRevision, ForcedFloor, Tool
+from tests.conftest import forget_caches, module_transaction
 
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def demo(settings: Any) -> str:
+@pytest.fixture(scope="module")
+def demo_output_once(django_db_setup: None, django_db_blocker: Any) -> Iterator[str]:
+    """`load_demo`, once for the module, and what it printed (tests/conftest.py, `module_transaction`)."""
     out = io.StringIO()
-    call_command("load_demo", stdout=out)
-    return out.getvalue()
+    with module_transaction(django_db_blocker):
+        with django_db_blocker.unblock():
+            call_command("load_demo", stdout=out)
+        yield out.getvalue()
+
+
+@pytest.fixture
+def demo(demo_output_once: str, db: Any) -> str:
+    forget_caches()
+    return demo_output_once
 
 
 def test_load_demo_imports_both_systems_and_prints_logins(demo: str) -> None:

@@ -20,11 +20,6 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def demo(db: Any) -> None:
-    call_command("load_demo", stdout=io.StringIO())
-
-
-@pytest.fixture
 def oncall(make_user: Any) -> Client:
     client = Client()
     client.force_login(make_user("oscar", "on-call"))
@@ -218,29 +213,6 @@ def test_dashboard_shows_counts_charts_and_pending_revisions(demo: None, oncall:
     assert "Revisions awaiting sign-off" in body and "condor r2" in body  # r1 signed off by the demo
     assert "clinical-production" in body
     assert "mutate-without-hitl" in body
-
-
-def test_the_filter_choices_follow_each_import(oncall: Client, manifests: Any) -> None:
-    from catalog.services.imports import catalog_import
-
-    catalog_import(
-        raw=manifests.encode(
-            manifests.condor([manifests.condor_tool("readA", module="alpha")], forcedFloors=[], baselineCount=1)
-        ),
-        via="t",
-    )
-    assert '<option value="alpha">alpha</option>' in oncall.get("/catalog/").content.decode()
-    assert rows(oncall, module="alpha") == ["readA"]
-    catalog_import(
-        raw=manifests.encode(
-            manifests.condor([manifests.condor_tool("readB", module="beta")], forcedFloors=[], baselineCount=1)
-        ),
-        via="t",
-    )
-    body = oncall.get("/catalog/").content.decode()
-    assert '<option value="beta">beta</option>' in body and 'value="alpha"' not in body
-    # A module that no longer exists is not a filter any more (it was one a moment ago): the whole catalog shows.
-    assert rows(oncall, module="alpha") == ["readB"] and rows(oncall, module="beta") == ["readB"]
 
 
 def test_the_filter_controls_show_the_submitted_values_in_the_readers_language(demo: None, oncall: Client) -> None:

@@ -4,11 +4,9 @@ measured in Chromium by tests/integration/browser/test_every_page.py)."""
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
 import pytest
-from django.core.management import call_command
 from django.test import Client
 
 pytestmark = pytest.mark.django_db
@@ -16,9 +14,8 @@ CHAT = "https://chat.hospital.example/{name}"
 
 
 @pytest.fixture
-def oncall(db: Any, make_user: Any, settings: Any) -> Client:
+def oncall(demo: None, make_user: Any, settings: Any) -> Client:
     settings.CONDOR_CHAT_URL = CHAT
-    call_command("load_demo", stdout=io.StringIO())
     client = Client()
     client.force_login(make_user("oscar", "on-call"))
     return client
