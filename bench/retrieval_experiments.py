@@ -1,4 +1,5 @@
-"""Benchmark: two ways to rank better that were measured and not adopted (TOOLS.md, "Tool-RAG", what was tried).
+"""Benchmark: two ways to rank better that were measured and not adopted (catalog/rag/README.md, "What was tried
+and not adopted").
 
 Both add a fourth signal to the hybrid's three (whole, phrase, lexical; fused by z-scores, the default), trained per
 catalog on nothing but the catalog's own texts (the embedded text and every phrase of each tool, USE vectors), so

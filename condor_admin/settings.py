@@ -415,7 +415,7 @@ CONDOR_EMBED_SWEEP_EVERY_SECONDS = float(os.environ.get("CONDOR_EMBED_SWEEP_EVER
 CONDOR_RAG_TOP_K = int(os.environ.get("CONDOR_RAG_TOP_K", "10"))
 CONDOR_RAG_MIN_SCORE = float(os.environ.get("CONDOR_RAG_MIN_SCORE", "0.05"))
 CONDOR_RAG_MAX_TOP_K = 50
-# Hybrid ranking (TOOLS.md, "Tool-RAG"): how the three signals are fused (`norm`: per-query z-scores, `rrf`:
+# Hybrid ranking (catalog/rag/README.md, "Fusion"): how the three signals are fused (`norm`: per-query z-scores, `rrf`:
 # reciprocal rank), how many of the best tools by whole text and by shared words get their phrases scored, and how
 # much a better-matching DO NOT USE WHEN sentence lowers a tool's phrase score.
 CONDOR_RAG_FUSION = os.environ.get("CONDOR_RAG_FUSION", "norm")
@@ -423,7 +423,7 @@ CONDOR_RAG_SHORTLIST = int(os.environ.get("CONDOR_RAG_SHORTLIST", "200"))
 CONDOR_RAG_NEGATIVE_WEIGHT = float(os.environ.get("CONDOR_RAG_NEGATIVE_WEIGHT", "1.0"))
 # How often each process that resolves checks (two small queries) whether its retrieval index still holds, and brings
 # it up to date after an import, a sign-off or the worker's vectors before the next resolution asks (0: off; then the
-# first resolution after a change pays the update). TOOLS.md, "Tool-RAG", the index in process.
+# first resolution after a change pays the update). catalog/rag/README.md, "The watcher".
 CONDOR_RAG_INDEX_WATCH_SECONDS = float(os.environ.get("CONDOR_RAG_INDEX_WATCH_SECONDS", "1"))
 # Two tools of one system whose vectors are closer than this collide (sibling-near-duplicate).
 CONDOR_SIBLING_THRESHOLD = float(os.environ.get("CONDOR_SIBLING_THRESHOLD", "0.95"))
@@ -432,7 +432,7 @@ CELERY_BEAT_SCHEDULE["rag-sweep-embeddings"] = {
     "schedule": CONDOR_EMBED_SWEEP_EVERY_SECONDS,
 }
 
-# --- Runtime telemetry (catalog/usage; TOOLS.md, "Runtime telemetry") -------------------------------------------
+# --- Runtime telemetry (catalog/usage/README.md; the rules: TOOLS.md, "Runtime telemetry") ---------------------
 # OTLP/HTTP at /api/v1/otlp/v1/traces: its own body cap (on the wire, and inflated from gzip), spans per request, and
 # how many exports one web process ingests at once (more: 429 with Retry-After, the exporter retries).
 CONDOR_OTLP_MAX_BYTES = int(os.environ.get("CONDOR_OTLP_MAX_BYTES", str(8 * 1024 * 1024)))

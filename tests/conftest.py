@@ -50,6 +50,10 @@ def django_db_setup(django_db_setup: None, django_db_blocker: Any) -> None:
     Production keeps autovacuum: its rows commit, so what autovacuum counts is what is there."""
     from django.db import connection
 
+    if connection.vendor == "sqlite":
+        with django_db_blocker.unblock():
+            _SQLITE_SNAPSHOTS["migrated"] = _sqlite_snapshot()
+        return
     if connection.vendor != "postgresql":
         return
     with django_db_blocker.unblock(), connection.cursor() as cursor:
@@ -76,12 +80,19 @@ def forget_caches() -> None:
     name index. They are keyed by the catalog's version; a test that edits rows without a new revision (and is
     rolled back) would otherwise leave the next test of its module a value derived from its edit."""
     from approvals.catalog_index import forget as forget_gate
+    from catalog.cards.selectors.exports import bundles_forget
     from catalog.rag.selectors.index import forget as forget_rag
+    from catalog.selectors import catalog, dashboard, owners
+    from catalog.selectors.floors import tier_floors_forget
     from catalog.usage.catalog_index import forget as forget_usage
 
     forget_gate()
     forget_rag()
     forget_usage()
+    tier_floors_forget()
+    bundles_forget()
+    for kept in (owners._INDEX, dashboard._TOOL_COUNTS, catalog._KEPT):
+        kept.forget()
 
 
 @contextmanager
@@ -155,6 +166,66 @@ def _transactional_marker(item: pytest.Item) -> bool:
 # The name ending of every module-scoped fixture built on `module_transaction` (`demo_once`, a test module's
 # `world_once`): the collection check above knows them by it.
 ONCE = "_once"
+
+
+# SQLite copies of the test database as it was migrated and with the demo loaded (the standard library's online
+# backup API: a few milliseconds for the demo's database, where `load_demo` takes 4 s).
+_SQLITE_SNAPSHOTS: dict[str, Any] = {}
+
+
+def _sqlite_snapshot() -> Any:
+    import sqlite3
+
+    from django.db import connection
+
+    connection.ensure_connection()
+    copy = sqlite3.connect(":memory:", check_same_thread=False)
+    connection.connection.backup(copy)
+    return copy
+
+
+def _sqlite_restore(name: str) -> None:
+    from django.db import connection
+
+    connection.ensure_connection()
+    _SQLITE_SNAPSHOTS[name].backup(connection.connection)
+
+
+@pytest.fixture
+def demo_committed(transactional_db: Any) -> None:
+    """The demo committed, for tests whose other threads or processes read it (a live server and its browser):
+    exactly as `make run` has it, the migration's seeded rows included, and its tasks run (its vectors made).
+    On SQLite the database is copied back from a snapshot taken after the first load; elsewhere it is loaded."""
+    from django.core.management import call_command
+    from django.db import connection
+
+    forget_caches()
+    if connection.vendor == "sqlite" and "demo" in _SQLITE_SNAPSHOTS:
+        _sqlite_restore("demo")
+        return
+    if connection.vendor == "sqlite":
+        _sqlite_restore("migrated")  # an earlier transactional test's flush removed the migration's rows
+    else:
+        _seed_floors_again()
+    with tasks_in_process():
+        call_command("load_demo", stdout=io.StringIO())
+    forget_caches()
+    if connection.vendor == "sqlite":
+        _SQLITE_SNAPSHOTS["demo"] = _sqlite_snapshot()
+
+
+def _seed_floors_again() -> None:
+    """The tier floors migration 0012 seeds, where an earlier transactional test's flush removed them."""
+    import importlib
+
+    from django.apps import apps
+
+    from catalog.models import TierFloor
+    from catalog.selectors.floors import tier_floors_forget
+
+    if not TierFloor.objects.exists():
+        importlib.import_module("catalog.migrations.0012_tier_floors").seed_floors(apps, None)
+        tier_floors_forget()
 
 
 @pytest.fixture

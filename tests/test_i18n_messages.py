@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import io
 import re
 from typing import Any
 
 import pytest
-from django.core.management import call_command
 from django.template import Context, Template
 from django.test import Client
 from django.utils import translation
@@ -46,8 +44,8 @@ def test_a_stored_message_falls_back_to_the_english_text_when_it_cannot_render()
 
 
 @pytest.fixture
-def demo(transactional_db: Any) -> None:
-    call_command("load_demo", stdout=io.StringIO())
+def demo(demo_committed: None) -> None:
+    """The demo committed, its tasks run: the findings the worker adds after the import are read too."""
 
 
 @pytest.mark.django_db(transaction=True)

@@ -3,7 +3,7 @@
 Storage grows with tools and the retention windows, never with calls: per-tool rollups per minute (compacted
 into hours by the beat), a bounded sample of recent executions per tool, the names the runtime called that are
 no catalog tool, and, for mutating tools only, how often each tool call id ran inside a window (what finds a
-retried write). Written by `catalog.usage.services` only. Bounds and windows: TOOLS.md, "Runtime telemetry".
+retried write). Written by `catalog.usage.services` only. Bounds and windows: catalog/usage/README.md, "Storage".
 """
 
 from __future__ import annotations

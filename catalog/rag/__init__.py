@@ -1,5 +1,5 @@
 """Tool-RAG: embedding ragDescriptions, resolving a prompt to a snapshot, sibling collisions, and measuring
-retrieval quality. See "How tools surface to the LLM" in the seeds and TOOLS.md.
+retrieval quality. See "How tools surface to the LLM" in the seeds, catalog/rag/README.md and TOOLS.md, "Tool-RAG".
 
 - `domain/`: pure code (no Django): the embedded text and its hash, the retrieval index as plain values, ranking,
   assembling a snapshot and why-not, sibling pairs, recall/MRR, the retrieval case file;

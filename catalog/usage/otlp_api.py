@@ -1,5 +1,5 @@
 """OTLP/HTTP trace ingestion: `POST /api/v1/otlp/v1/traces`, where a runtime's standard exporter (or an OpenTelemetry
-Collector's `otlphttp` exporter) sends its spans (TOOLS.md, "Runtime telemetry").
+Collector's `otlphttp` exporter) sends its spans (catalog/usage/README.md, "The endpoint").
 
 As the OTLP specification has it: protobuf or JSON bodies, optionally gzip, answered 200 with an
 ExportTraceServiceResponse in the request's encoding (its `partial_success` counts and names the spans refused);

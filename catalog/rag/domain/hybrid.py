@@ -1,4 +1,4 @@
-"""Hybrid ranking: three signals per eligible tool, fused into one ranking (TOOLS.md, "Tool-RAG", signals).
+"""Hybrid ranking: three signals per eligible tool, fused into one ranking (catalog/rag/README.md, "Signals").
 
 - `whole`: cosine of the prompt with the tool's whole embedded text (description and every keyword);
 - `phrase`: the best cosine of the prompt with one of the tool's phrases (a keyword or a description sentence,
@@ -42,7 +42,7 @@ class PhraseMatrix:
     pos_start[r + 1]]`, its negatives likewise."""
 
     # float32: gathering float16 rows and converting them cost twice as much per prompt as the float32 gather
-    # (measured); the memory is the price (TOOLS.md, "Tool-RAG": about 20 KB per tool).
+    # (measured); the memory is the price (catalog/rag/README.md, "Memory": about 20 KB per tool).
     positive: np.ndarray  # (P, d) float32
     pos_start: np.ndarray  # (rows + 1,) int64
     negative: np.ndarray  # (N, d) float32

@@ -1,4 +1,4 @@
-"""The lexical signal: TF-IDF over character n-grams of a tool's words (TOOLS.md, "Tool-RAG", signals).
+"""The lexical signal: TF-IDF over character n-grams of a tool's words (catalog/rag/README.md, "Signals").
 
 Character 3- to 5-grams within word boundaries (scikit-learn's `char_wb`) meet German compounds and inflections
 half way: "Blutdruckverlauf" shares "blut", "druck", "verl" with "Blutdruck" and "Verlauf", "Wechselwirkungen" with

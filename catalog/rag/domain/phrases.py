@@ -1,4 +1,4 @@
-"""A tool's phrases: the short texts embedded one by one beside its whole text (TOOLS.md, "Tool-RAG", signals).
+"""A tool's phrases: the short texts embedded one by one beside its whole text (catalog/rag/README.md, "Signals").
 
 A whole-text vector averages a tool's description with every keyword, so one distinct keyword ("Blutdruckverlauf")
 weighs little in it. Each keyword and each description sentence gets a vector of its own, and the tool scores by

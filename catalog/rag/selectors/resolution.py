@@ -61,7 +61,7 @@ def snapshot_resolve(
 
 
 def ranking_config() -> RankingConfig:
-    """The hybrid ranking as configured (TOOLS.md, "Tool-RAG"): equal weights, chosen on the tuning cases."""
+    """The hybrid ranking as configured (catalog/rag/README.md, "Fusion"): equal weights, chosen on the tuning cases."""
     return RankingConfig(
         fusion=settings.CONDOR_RAG_FUSION,
         shortlist=settings.CONDOR_RAG_SHORTLIST,

@@ -1,7 +1,7 @@
 """One OTLP span read as what the runtime did: a tool execution (GenAI semantic conventions), a UI action the frontend
 dropped, or a problem that refuses the span (OTLP partial success). Pure: plain values in, plain values out.
 
-The attributes read (TOOLS.md, "Runtime telemetry", lists them with their bounds):
+The attributes read (catalog/usage/README.md, "What is read", lists them with their bounds):
 - `gen_ai.operation.name` = `execute_tool` marks a tool execution; every other span is ignored (not refused);
 - `gen_ai.tool.name` (required on a tool execution), `gen_ai.tool.call.id`, `gen_ai.agent.name`, `error.type`
   (or the span's status ERROR), the resource's `service.name`;

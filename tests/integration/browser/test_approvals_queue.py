@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import io
 import json
 import threading
 import urllib.request
 from typing import Any
 
 import pytest
-from django.core.management import call_command
 
-from approvals.catalog_index import forget
 from approvals.models import ApprovalRequest
 from catalog.models import ApiToken
 
@@ -20,9 +17,7 @@ PATIENT = "3f2a61d0-5b7c-4e8a-9d1e-0c4b2a7f9c1d"
 
 
 @pytest.fixture
-def token(transactional_db: Any) -> str:
-    forget()  # the gate's catalog index: this test's catalog is a new one
-    call_command("load_demo", stdout=io.StringIO())
+def token(demo_committed: None) -> str:
     raw = ApiToken.generate()
     ApiToken.objects.create(name="runtime", prefix=raw[:10], token_hash=ApiToken.hash(raw), scopes=["approvals"])
     return raw

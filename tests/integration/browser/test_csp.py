@@ -7,15 +7,12 @@ files, no inline code. Chromium reports every refused script, style or image bot
 
 from __future__ import annotations
 
-import io
 import re
 from typing import Any
 
 import pytest
 from django.conf import settings
-from django.core.management import call_command
 
-from approvals.catalog_index import forget
 from tests.conftest import ROOT
 from tests.integration.browser.conftest import sign_in
 
@@ -30,9 +27,8 @@ document.addEventListener("securitypolicyviolation", (e) => {
 
 
 @pytest.fixture
-def demo(transactional_db: Any) -> None:
-    forget()  # the approvals gate's catalog index: this test's catalog is a new one
-    call_command("load_demo", stdout=io.StringIO())
+def demo(demo_committed: None) -> None:
+    pass
     from approvals.services import approval_evaluate
 
     approval_evaluate(

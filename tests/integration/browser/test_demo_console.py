@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
 import pytest
-from django.core.management import call_command
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
-def demo_loaded(transactional_db: Any) -> None:
-    call_command("load_demo", stdout=io.StringIO())
+def demo_loaded(demo_committed: None) -> None:
+    pass
 
 
 def sign_in(page: Any, base: str, username: str) -> None:

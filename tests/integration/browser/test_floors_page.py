@@ -4,12 +4,9 @@
 from __future__ import annotations
 
 import importlib
-import io
 from typing import Any
 
 import pytest
-from django.apps import apps
-from django.core.management import call_command
 
 from catalog.models import Finding, TierFloor
 from tests.integration.browser.conftest import SCREENSHOTS, fits_the_width, sign_in
@@ -20,11 +17,9 @@ SEED = importlib.import_module("catalog.migrations.0012_tier_floors")
 
 
 @pytest.fixture
-def demo_with_seeded_floors(transactional_db: Any) -> None:
-    # Transactional tests flush the rows migrations wrote: seed the floors again, as `migrate` does.
-    TierFloor.objects.all().delete()
-    SEED.seed_floors(apps, None)
-    call_command("load_demo", stdout=io.StringIO())
+def demo_with_seeded_floors(demo_committed: None) -> None:
+    # The migration's floors are part of the demo as `make run` has it (tests/conftest.py, `demo_committed`).
+    assert TierFloor.objects.count() == len(SEED.SEED_FLOORS)
 
 
 def test_officer_adds_a_floor_and_sees_it_catch_the_lab_orders(

@@ -4,12 +4,10 @@ a phone."""
 
 from __future__ import annotations
 
-import io
 from datetime import timedelta
 from typing import Any
 
 import pytest
-from django.core.management import call_command
 from django.utils import timezone
 
 from catalog.models import Waiver
@@ -21,8 +19,8 @@ WIDTHS = {"desktop": 1440, "phone": 390}
 
 
 @pytest.fixture
-def demo_loaded(transactional_db: Any) -> None:
-    call_command("load_demo", stdout=io.StringIO())
+def demo_loaded(demo_committed: None) -> None:
+    pass
 
 
 @pytest.mark.parametrize("width", WIDTHS.values(), ids=WIDTHS.keys())

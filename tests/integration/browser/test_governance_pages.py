@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
 import pytest
-from django.core.management import call_command
 
 from catalog.models import CatalogRevision, Waiver
 from tests.integration.browser.conftest import sign_in
@@ -15,8 +13,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
-def demo_loaded(transactional_db: Any) -> None:
-    call_command("load_demo", stdout=io.StringIO())
+def demo_loaded(demo_committed: None) -> None:
+    pass
 
 
 def test_findings_filter_updates_the_groups_and_the_url(

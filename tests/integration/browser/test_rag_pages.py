@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import io
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from django.core.management import call_command
 
 from tests.conftest import tasks_in_process
 from tests.integration.browser.conftest import sign_in
@@ -16,10 +14,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
-def demo_embedded(transactional_db: Any) -> Iterator[None]:
-    """The demo as `make run` loads it: tasks in-process, so the import embeds every tool after commit."""
+def demo_embedded(demo_committed: None) -> Iterator[None]:
+    """The demo as `make run` loads it (its tools embedded), and tasks in-process while the test runs."""
     with tasks_in_process():
-        call_command("load_demo", stdout=io.StringIO())
         yield
 
 

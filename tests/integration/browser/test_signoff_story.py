@@ -6,19 +6,15 @@ Screenshots of the revision page at 1440 and 390 px, in English and German: scre
 
 from __future__ import annotations
 
-import io
 import itertools
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from django.core.management import call_command
 
 from catalog.models import CatalogRevision, TierFloor
-from catalog.selectors.floors import tier_floors_forget
 from tests.approvals.conftest import evaluate_body
-from tests.conftest import tasks_in_process
 from tests.integration.browser.conftest import SCREENSHOTS, sign_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -29,14 +25,10 @@ _keys = itertools.count(1)
 
 
 @pytest.fixture
-def demo_loaded(transactional_db: Any) -> None:
-    # A transactional test's flush also removes the floors the migration seeded (serialized_rollback did not bring
-    # them back after a browser sign-in); the seed's signed-document floor makes r2 add its finding, as in `make run`.
-    if not TierFloor.objects.exists():
-        TierFloor.objects.create(pattern="*sign*document*", min_tier="high", reason="Condor seed: signed document.")
-        tier_floors_forget()
-    with tasks_in_process():  # the demo's vectors now, also when REDIS_URL names a broker no worker serves here
-        call_command("load_demo", stdout=io.StringIO())
+def demo_loaded(demo_committed: None) -> None:
+    # The seed's signed-document floor (the migration's, part of demo_committed) makes r2 add its finding, as in
+    # `make run`.
+    assert TierFloor.objects.filter(pattern="*sign*document*").exists()
 
 
 @pytest.fixture

@@ -5,11 +5,9 @@ screenshots/usage-*.png."""
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
 import pytest
-from django.core.management import call_command
 from django.db.models import Sum
 
 from catalog.models import Tool, UnknownToolName
@@ -19,9 +17,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
-def demo(transactional_db: Any) -> Tool:
+def demo(demo_committed: None) -> Tool:
     """The demo as `make run` loads it; returns the tool the runtime called most."""
-    call_command("load_demo", stdout=io.StringIO())
     busiest = (
         Tool.objects.live()
         .filter(owner__isnull=False)

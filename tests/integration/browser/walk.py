@@ -3,16 +3,13 @@ the demo roles, a demo with one pending request made through the real API, and w
 
 from __future__ import annotations
 
-import io
 import json
 import urllib.request
 from typing import Any
 
 import pytest
-from django.core.management import call_command
 
 from approvals.access import PAGE_ACCESS as APPROVALS_ACCESS
-from approvals.catalog_index import forget
 from catalog.core.access import PAGE_ACCESS
 from catalog.models import ApiToken
 from catalog.services.imports import catalog_import
@@ -24,10 +21,8 @@ ACCESS = {**PAGE_ACCESS, **APPROVALS_ACCESS}
 
 
 @pytest.fixture
-def demo_with_a_pending_request(live_server: Any, transactional_db: Any) -> str:
+def demo_with_a_pending_request(live_server: Any, demo_committed: None) -> str:
     """The demo, the MCP server `referrals`, and one request the runtime suspended (through the real API)."""
-    forget()  # the gate's catalog index: this test's catalog is a new one
-    call_command("load_demo", stdout=io.StringIO())
     catalog_import(raw=encode(referral_server()), via="test")
     raw = ApiToken.generate()
     ApiToken.objects.create(name="runtime", prefix=raw[:10], token_hash=ApiToken.hash(raw), scopes=["approvals"])
