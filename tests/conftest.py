@@ -3,6 +3,7 @@ from __future__ import annotations
 import copy
 import io
 import json
+import os
 import socket
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -128,7 +129,42 @@ def demo_once(django_db_setup: None, django_db_blocker: Any) -> Iterator[None]:
         yield
 
 
+# CI runs the suite twice side by side, on SQLite and on PostgreSQL + Redis (.ci/run sets CONDOR_TEST_PASS to
+# `sqlite` or `postgresql`). What does not depend on the database runs in one of them only: the browser tests (the
+# pages are the same on both) and the heavy tests that walk the demo through every page, role or message. Their home
+# pass is chosen to keep the two passes about as long. `make test` without CONDOR_TEST_PASS runs everything.
+ONE_PASS = {
+    "tests/integration/browser/": "sqlite",
+    "tests/test_access_matrix.py": "sqlite",
+    "tests/test_i18n_messages.py": "sqlite",
+    "tests/catalog/management/test_load_demo.py": "sqlite",
+    "tests/catalog/web/test_phone_pages.py": "sqlite",
+    "tests/catalog/web/test_console_pages.py": "sqlite",
+    # The fuzzer on PostgreSQL, whose text and integer types refuse what SQLite stores (a NUL, a 2**63).
+    "tests/test_api_fuzz.py": "postgresql",
+}
+PASSES = ("sqlite", "postgresql")
+
+
+def _one_pass(config: Any, items: list[pytest.Item]) -> None:
+    this_pass = os.environ.get("CONDOR_TEST_PASS", "")
+    if not this_pass:
+        return
+    if this_pass not in PASSES:
+        raise pytest.UsageError(f"CONDOR_TEST_PASS={this_pass!r}: use one of {', '.join(PASSES)} (or leave it unset)")
+    elsewhere = [prefix for prefix, home in ONE_PASS.items() if home != this_pass]
+    other = [item for item in items if item.nodeid.startswith(tuple(elsewhere))]
+    if other:
+        config.hook.pytest_deselected(items=other)
+        items[:] = [item for item in items if not item.nodeid.startswith(tuple(elsewhere))]
+
+
 def pytest_collection_modifyitems(config: Any, items: list[pytest.Item]) -> None:
+    _one_pass(config, items)
+    _shared_data_check(items)
+
+
+def _shared_data_check(items: list[pytest.Item]) -> None:
     """A module that shares data built once (a fixture named `…_once`, on `module_transaction`) must share it with
     every database test in it: a test that did not ask for the data would see it anyway once an earlier test had
     built it (and pass or fail with the order), and a transactional test would flush the module's open
