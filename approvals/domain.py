@@ -26,6 +26,8 @@ from enum import StrEnum
 from functools import lru_cache
 from typing import Any
 
+from catalog.domain.lookalikes import LETTERS_AND_SEPARATORS
+
 READ = "read"
 HIGH = "high"
 LOW = "low"
@@ -58,7 +60,6 @@ class State(StrEnum):
 
 
 DECIDED_STATES = frozenset({State.APPROVED, State.REJECTED, State.CONSUMED})
-FINAL_STATES = frozenset({State.REJECTED, State.EXPIRED, State.CANCELLED, State.CONSUMED})
 
 
 @dataclass(frozen=True)
@@ -416,25 +417,10 @@ def with_duplicate(outcome: PolicyOutcome, earlier: Earlier | None, *, tool: str
 
 # --- identities (four-eyes) ------------------------------------------------------------------------
 
-# Letters of other scripts (and Latin small capitals) that look like an ASCII letter, digit or separator, mapped
-# to it: the single-character entries of Unicode's confusables.txt (UTS #39, 13.0) for Cyrillic, Greek, Latin
-# and Armenian letters and the dash, dot and colon look-alikes, applied before case folding (uppercase Greek eta
-# looks like H, lowercase like n). A table, not a library: confusable-homoglyphs (the maintained one) ships the
-# pairs symmetrised, so a character's prototype cannot be read from it, and `confusables`, which ships the file,
-# was last released in 2021. Requesters are names a runtime sends, so the letters that pass for Latin suffice;
-# NFKC already folds fullwidth and mathematical letters.
-LOOKALIKE_GROUPS = (
-    ("АВЕЅІЈКМНОРСТУХ", "ABESIJKMHOPCTYX"),  # Cyrillic capitals
-    ("аеорсухѕіјһԁԛԝѡьвгкмнтүѵԍӏ", "aeopcyxsijhdqwwbbrkmhtyvgl"),  # Cyrillic small letters
-    ("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "ABEZHIKMNOPTYX"),  # Greek capitals
-    ("αβειηκνορτυχγσ", "abeinkvoptuxyo"),  # Greek small letters
-    ("ɑɡıɪɩʀʏᴄᴏᴜᴠᴡᴢꜱ", "agiiirycouvwzs"),  # Latin IPA letters and small capitals
-    ("օսհոգ", "ouhnq"),  # Armenian
-    ("‐‑‒–—―−˗⁃۔", "----------"),  # dashes and minus signs
-    ("·•‧∙", "...."),  # dots
-    ("ː˸։∶꞉", ":::::"),  # colons
-)
-_LOOKALIKES = str.maketrans("".join(a for a, _ in LOOKALIKE_GROUPS), "".join(b for _, b in LOOKALIKE_GROUPS))
+# Letters of other scripts and separators that look like ASCII, mapped to what they pass for:
+# catalog.domain.lookalikes (one table with the manipulation rule's). Requesters are names a runtime sends, so the
+# letters that pass for Latin suffice.
+_LOOKALIKES = LETTERS_AND_SEPARATORS
 # After case folding `I` is `i`, which confusables.txt takes for `l` (as it does `1` and `|`); `0` passes for
 # `o`, and `rn` for `m`. Folding them together can only make two names compare equal, which fails closed.
 _ASCII_LOOKALIKES = str.maketrans("i1|0", "lllo")

@@ -36,9 +36,6 @@ class ApprovalRequestQuerySet(models.QuerySet["ApprovalRequest"]):
     def overdue(self, now: datetime | None = None) -> ApprovalRequestQuerySet:
         return self.filter(state=State.PENDING.value, expires_at__lte=now or timezone.now())
 
-    def decided(self) -> ApprovalRequestQuerySet:
-        return self.exclude(decided_at__isnull=True)
-
 
 class ApprovalRequest(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)

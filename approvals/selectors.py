@@ -255,9 +255,6 @@ def tier_counts(user: Any, *, now: datetime | None = None) -> dict[str, int]:
 # --- history -----------------------------------------------------------------------------------------
 
 
-HISTORY_STATES = (State.APPROVED, State.CONSUMED, State.REJECTED, State.EXPIRED, State.CANCELLED)
-
-
 def history_list(
     user: Any,
     *,

@@ -43,6 +43,7 @@ from approvals.selectors import (
     request_get,
 )
 from approvals.services import OBJECT_TYPE, ApprovalRefused, approval_decide
+from catalog.core.http import HtmxHttpRequest
 from catalog.models import AuditEvent
 
 # The list re-renders at least this often even when nothing changed, so "time left" stays honest.
@@ -99,19 +100,19 @@ def _queue_context(request: HttpRequest, now: datetime) -> dict[str, Any]:
     }
 
 
-def _queue_render(request: HttpRequest, bulk: BulkApproveForm | None = None, status: int = 200) -> HttpResponse:
+def _queue_render(request: HtmxHttpRequest, bulk: BulkApproveForm | None = None, status: int = 200) -> HttpResponse:
     context = _queue_context(request, timezone.now())
     if may_decide_some(request.user):
         context["bulk"] = focus_first_error(bulk) if bulk is not None else BulkApproveForm()
-    template = "approvals/queue.html#queue" if request.htmx else "approvals/queue.html"  # type: ignore[attr-defined]
+    template = "approvals/queue.html#queue" if request.htmx else "approvals/queue.html"
     return render(request, template, context, status=status)
 
 
 @page("approvals:queue")
-def queue_page(request: HttpRequest) -> HttpResponse:
+def queue_page(request: HtmxHttpRequest) -> HttpResponse:
     # The poll asks "anything new since <fingerprint>?": an unchanged queue answers 204 and htmx swaps nothing,
     # so a reason being typed is not wiped every few seconds.
-    if request.htmx and request.GET.get("since"):  # type: ignore[attr-defined]
+    if request.htmx and request.GET.get("since"):
         context = _queue_context(request, timezone.now())
         if request.GET["since"] == context["fingerprint"]:
             return HttpResponse(status=204)
@@ -169,10 +170,10 @@ def request_page(request: HttpRequest, request_id: str) -> HttpResponse:
 
 @require_POST
 @page("approvals:decide")
-def decide_view(request: HttpRequest, request_id: str) -> HttpResponse:
-    req = _visible_request(request, request_id, detail=not request.htmx)  # type: ignore[attr-defined]
+def decide_view(request: HtmxHttpRequest, request_id: str) -> HttpResponse:
+    req = _visible_request(request, request_id, detail=not request.htmx)
     outcome = _decide(request, req)
-    if request.htmx:  # type: ignore[attr-defined]
+    if request.htmx:
         if outcome.form is not None:  # refused input: the card again, the error beside the reason
             item = _item(request.user, req, data=request.POST)
         else:
@@ -265,7 +266,7 @@ def _schema_errors_to_fields(edit: ArgsEditForm, exc: ApprovalRefused) -> None:
 
 @require_POST
 @page("approvals:bulk-approve")
-def bulk_approve_view(request: HttpRequest) -> HttpResponse:
+def bulk_approve_view(request: HtmxHttpRequest) -> HttpResponse:
     """Approve several tier-low requests at once. Tier high and ungated requests are refused one by one:
     each of those needs its own look."""
     form = BulkApproveForm(request.POST)
@@ -296,7 +297,7 @@ def bulk_approve_view(request: HttpRequest) -> HttpResponse:
 
 
 @page("approvals:history")
-def history_page(request: HttpRequest) -> HttpResponse:
+def history_page(request: HtmxHttpRequest) -> HttpResponse:
     form = HistoryFilterForm(request.GET or None)
     filters: dict[str, Any] = {}
     if form.is_bound and form.is_valid():
@@ -308,7 +309,7 @@ def history_page(request: HttpRequest) -> HttpResponse:
     query = request.GET.copy()
     query.pop("page", None)
     context = {"form": form, "page": page, "query": query.urlencode()}
-    template = "approvals/history.html#results" if request.htmx else "approvals/history.html"  # type: ignore[attr-defined]
+    template = "approvals/history.html#results" if request.htmx else "approvals/history.html"
     return render(request, template, context)
 
 

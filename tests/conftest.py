@@ -1,12 +1,9 @@
 from __future__ import annotations
 
 import copy
-import io
 import json
-import os
 import socket
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +19,17 @@ from catalog.models import ApiToken, CatalogRevision
 from catalog.selectors.reviews import UNDECIDED
 from catalog.services.imports import catalog_import
 from catalog.services.signoff import revision_review
+from tests.shared_data import (  # noqa: F401 - fixtures registered here, helpers the tests import from here
+    demo,
+    demo_committed,
+    demo_once,
+    forget_caches,
+    keep_migrated_snapshot,
+    module_transaction,
+    one_pass,
+    shared_data_check,
+    tasks_in_process,
+)
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -53,7 +61,7 @@ def django_db_setup(django_db_setup: None, django_db_blocker: Any) -> None:
 
     if connection.vendor == "sqlite":
         with django_db_blocker.unblock():
-            _SQLITE_SNAPSHOTS["migrated"] = _sqlite_snapshot()
+            keep_migrated_snapshot()
         return
     if connection.vendor != "postgresql":
         return
@@ -76,198 +84,9 @@ def _english_between_tests() -> Iterator[None]:
     translation.activate("en")
 
 
-def forget_caches() -> None:
-    """Drop every per-process cache of the catalog: the approvals gate's index, the resolve index, the telemetry's
-    name index. They are keyed by the catalog's version; a test that edits rows without a new revision (and is
-    rolled back) would otherwise leave the next test of its module a value derived from its edit."""
-    from approvals.catalog_index import forget as forget_gate
-    from catalog.cards.selectors.exports import bundles_forget
-    from catalog.rag.selectors.index import forget as forget_rag
-    from catalog.selectors import catalog, dashboard, owners
-    from catalog.selectors.floors import tier_floors_forget
-    from catalog.usage.catalog_index import forget as forget_usage
-
-    forget_gate()
-    forget_rag()
-    forget_usage()
-    tier_floors_forget()
-    bundles_forget()
-    for kept in (owners._INDEX, dashboard._TOOL_COUNTS, catalog._KEPT):
-        kept.forget()
-
-
-@contextmanager
-def module_transaction(django_db_blocker: Any) -> Iterator[None]:
-    """A transaction around a whole module's tests, rolled back at its end: data built once (the demo, a large
-    catalog) is shared, and each test's own writes are rolled back to it by the savepoint pytest-django's `db`
-    opens inside this one (Django's `setUpTestData`, for pytest). Marked as the test case's own atomic block, as
-    Django's TestCase marks its class-level one, so the services' `atomic(durable=True)` nests inside it."""
-    from django.db import transaction
-
-    with django_db_blocker.unblock():
-        atomic = transaction.atomic()
-        atomic._from_testcase = True  # type: ignore[attr-defined]
-        atomic.__enter__()
-        forget_caches()
-    try:
-        yield
-    finally:
-        with django_db_blocker.unblock():
-            transaction.set_rollback(True)
-            atomic.__exit__(None, None, None)
-            forget_caches()
-
-
-@pytest.fixture(scope="module")
-def demo_once(django_db_setup: None, django_db_blocker: Any) -> Iterator[None]:
-    """`manage.py load_demo`, once for the module that asks (about 4 s of CPU each time)."""
-    from django.core.management import call_command
-
-    with module_transaction(django_db_blocker):
-        with django_db_blocker.unblock():
-            call_command("load_demo", stdout=io.StringIO())
-        yield
-
-
-# CI runs the suite twice side by side, on SQLite and on PostgreSQL + Redis (.ci/run sets CONDOR_TEST_PASS to
-# `sqlite` or `postgresql`). What does not depend on the database runs in one of them only: the browser tests (the
-# pages are the same on both) and the heavy tests that walk the demo through every page, role or message. Their home
-# pass is chosen to keep the two passes about as long. `make test` without CONDOR_TEST_PASS runs everything.
-ONE_PASS = {
-    "tests/integration/browser/": "sqlite",
-    "tests/test_access_matrix.py": "sqlite",
-    "tests/test_i18n_messages.py": "sqlite",
-    "tests/catalog/management/test_load_demo.py": "sqlite",
-    "tests/catalog/web/test_phone_pages.py": "sqlite",
-    "tests/catalog/web/test_console_pages.py": "sqlite",
-    # The fuzzer on PostgreSQL, whose text and integer types refuse what SQLite stores (a NUL, a 2**63).
-    "tests/test_api_fuzz.py": "postgresql",
-}
-PASSES = ("sqlite", "postgresql")
-
-
-def _one_pass(config: Any, items: list[pytest.Item]) -> None:
-    this_pass = os.environ.get("CONDOR_TEST_PASS", "")
-    if not this_pass:
-        return
-    if this_pass not in PASSES:
-        raise pytest.UsageError(f"CONDOR_TEST_PASS={this_pass!r}: use one of {', '.join(PASSES)} (or leave it unset)")
-    elsewhere = [prefix for prefix, home in ONE_PASS.items() if home != this_pass]
-    other = [item for item in items if item.nodeid.startswith(tuple(elsewhere))]
-    if other:
-        config.hook.pytest_deselected(items=other)
-        items[:] = [item for item in items if not item.nodeid.startswith(tuple(elsewhere))]
-
-
 def pytest_collection_modifyitems(config: Any, items: list[pytest.Item]) -> None:
-    _one_pass(config, items)
-    _shared_data_check(items)
-
-
-def _shared_data_check(items: list[pytest.Item]) -> None:
-    """A module that shares data built once (a fixture named `…_once`, on `module_transaction`) must share it with
-    every database test in it: a test that did not ask for the data would see it anyway once an earlier test had
-    built it (and pass or fail with the order), and a transactional test would flush the module's open
-    transaction. Such tests belong in a module of their own."""
-    by_module: dict[str, list[pytest.Item]] = {}
-    for item in items:
-        by_module.setdefault(item.nodeid.split("::")[0], []).append(item)
-    for module, its in by_module.items():
-        names = [set(getattr(item, "fixturenames", ())) for item in its]
-        shared = {name for n in names for name in n if name.endswith(ONCE)}
-        if not shared:
-            continue
-        strays = [
-            item.nodeid.split("::", 1)[1]
-            for item, n in zip(its, names, strict=True)
-            if not shared & n and (item.get_closest_marker("django_db") or {"db", "transactional_db"} & n)
-        ]
-        transactional = [
-            item.nodeid.split("::", 1)[1]
-            for item, n in zip(its, names, strict=True)
-            if "transactional_db" in n or "live_server" in n or _transactional_marker(item)
-        ]
-        if strays or transactional:
-            raise pytest.UsageError(
-                f"{module} shares module-scoped data: every database test in it must use it, and none may be "
-                f"transactional; move these to a module of their own: {', '.join(strays + transactional)}"
-            )
-
-
-def _transactional_marker(item: pytest.Item) -> bool:
-    marker = item.get_closest_marker("django_db")
-    return bool(marker and (marker.kwargs.get("transaction") or (marker.args and marker.args[0])))
-
-
-# The name ending of every module-scoped fixture built on `module_transaction` (`demo_once`, a test module's
-# `world_once`): the collection check above knows them by it.
-ONCE = "_once"
-
-
-# SQLite copies of the test database as it was migrated and with the demo loaded (the standard library's online
-# backup API: a few milliseconds for the demo's database, where `load_demo` takes 4 s).
-_SQLITE_SNAPSHOTS: dict[str, Any] = {}
-
-
-def _sqlite_snapshot() -> Any:
-    import sqlite3
-
-    from django.db import connection
-
-    connection.ensure_connection()
-    copy = sqlite3.connect(":memory:", check_same_thread=False)
-    connection.connection.backup(copy)
-    return copy
-
-
-def _sqlite_restore(name: str) -> None:
-    from django.db import connection
-
-    connection.ensure_connection()
-    _SQLITE_SNAPSHOTS[name].backup(connection.connection)
-
-
-@pytest.fixture
-def demo_committed(transactional_db: Any) -> None:
-    """The demo committed, for tests whose other threads or processes read it (a live server and its browser):
-    exactly as `make run` has it, the migration's seeded rows included, and its tasks run (its vectors made).
-    On SQLite the database is copied back from a snapshot taken after the first load; elsewhere it is loaded."""
-    from django.core.management import call_command
-    from django.db import connection
-
-    forget_caches()
-    if connection.vendor == "sqlite" and "demo" in _SQLITE_SNAPSHOTS:
-        _sqlite_restore("demo")
-        return
-    if connection.vendor == "sqlite":
-        _sqlite_restore("migrated")  # an earlier transactional test's flush removed the migration's rows
-    else:
-        _seed_floors_again()
-    with tasks_in_process():
-        call_command("load_demo", stdout=io.StringIO())
-    forget_caches()
-    if connection.vendor == "sqlite":
-        _SQLITE_SNAPSHOTS["demo"] = _sqlite_snapshot()
-
-
-def _seed_floors_again() -> None:
-    """The tier floors migration 0012 seeds, where an earlier transactional test's flush removed them."""
-    import importlib
-
-    from django.apps import apps
-
-    from catalog.models import TierFloor
-    from catalog.selectors.floors import tier_floors_forget
-
-    if not TierFloor.objects.exists():
-        importlib.import_module("catalog.migrations.0012_tier_floors").seed_floors(apps, None)
-        tier_floors_forget()
-
-
-@pytest.fixture
-def demo(demo_once: None, db: Any) -> None:
-    """The demo catalogs, users and telemetry as `make run` loads them; what the test writes is rolled back."""
-    forget_caches()
+    one_pass(config, items)
+    shared_data_check(items)
 
 
 def rag(tool: str) -> str:
@@ -483,20 +302,6 @@ def _session_embedder() -> Any:
     embedders._cached = cached  # type: ignore[assignment]
     yield
     embedders._cached = real  # type: ignore[assignment]
-
-
-@contextmanager
-def tasks_in_process() -> Iterator[None]:
-    """Celery tasks run in this process after commit, even when REDIS_URL names a real broker (the real worker
-    and beat have their own tests)."""
-    from condor_admin.celery import app
-
-    saved = app.conf.task_always_eager, app.conf.task_eager_propagates
-    app.conf.task_always_eager, app.conf.task_eager_propagates = True, True
-    try:
-        yield
-    finally:
-        app.conf.task_always_eager, app.conf.task_eager_propagates = saved
 
 
 def sign_off(system: str) -> None:

@@ -180,6 +180,22 @@ def test_catalog_never_imports_approvals() -> None:
     assert offenders == []
 
 
+def test_selectors_read_and_never_import_a_service() -> None:
+    """Reads through selectors, writes through services (CONVENTIONS.md 2): a selector that imports a service can
+    call a write from a page's read, and a service's imports come with it (catalog/selectors/tool.py did)."""
+    modules = all_modules()
+    offenders = [
+        f"{name}:{imp.line} imports {target}"
+        for name, path in modules.items()
+        if "selectors" in name.split(".")
+        for imp in imports_of(path)
+        if is_app(imp.module)
+        for target in targets(imp, set(modules))
+        if "services" in target.split(".")
+    ]
+    assert offenders == []
+
+
 def test_domain_code_is_pure() -> None:
     """No Django, and no app module outside domain code: plain values in, plain values out."""
     modules = all_modules()

@@ -18,7 +18,7 @@ from approvals.services.common import (
     OBJECT_TYPE,
     enqueue,
 )
-from catalog.core.audit import Actor, audit_record
+from catalog.core.audit import Actor, AuditAction, audit_record
 
 # --- notification, expiry and escalation (the beat's acts) ----------------------------------------
 
@@ -65,7 +65,7 @@ def approvals_expire_overdue(*, now: datetime | None = None, batch: int = 500) -
                 ):
                     audit_record(
                         actor=SYSTEM_EXPIRY,
-                        action="approvals.request.expired",
+                        action=AuditAction.APPROVALS_REQUEST_EXPIRED,
                         object_type=OBJECT_TYPE,
                         object_id=pk,
                         before={"state": State.PENDING.value},
@@ -103,7 +103,7 @@ def approvals_escalate_overdue(*, now: datetime | None = None) -> int:
             ):
                 audit_record(
                     actor=SYSTEM_ESCALATION,
-                    action="approvals.request.escalated",
+                    action=AuditAction.APPROVALS_REQUEST_ESCALATED,
                     object_type=OBJECT_TYPE,
                     object_id=pk,
                     after={"escalated_to": group, "escalated_at": now},

@@ -29,7 +29,7 @@ from approvals.services.common import (
     decided_message,
     load_request,
 )
-from catalog.core.audit import Actor, audit_record
+from catalog.core.audit import Actor, AuditAction, audit_record
 
 # --- decide (the approver's act) -------------------------------------------------------------------
 
@@ -57,6 +57,7 @@ def approval_decide(
     reason = (reason or "").strip()
     _refuse_unless_decidable(req, approver=approver, decision=decision, reason=reason, bulk=bulk, now=now)
     fields: dict[str, Any] = {"decided_at": now, "decided_by": approver, "decision_reason": reason}
+    action = AuditAction.APPROVALS_REQUEST_APPROVED
     if decision == "approve":
         final_args, edited = _approved_args(req, approved_args)
         fields.update(
@@ -68,7 +69,8 @@ def approval_decide(
         )
     else:
         fields.update(state=State.REJECTED.value)
-    _decide_once(req, approver=approver, fields=fields, now=now)
+        action = AuditAction.APPROVALS_REQUEST_REJECTED
+    _decide_once(req, approver=approver, fields=fields, action=action, now=now)
     return applied(req, fields)  # the row is now exactly this: no read back
 
 
@@ -146,7 +148,9 @@ def _approved_args(req: ApprovalRequest, approved_args: dict[str, Any] | None) -
     return args_from(canonical_args(approved_args)), True
 
 
-def _decide_once(req: ApprovalRequest, *, approver: Any, fields: dict[str, Any], now: datetime) -> None:
+def _decide_once(
+    req: ApprovalRequest, *, approver: Any, fields: dict[str, Any], action: AuditAction, now: datetime
+) -> None:
     """Write the decision with its audit event, or refuse because another decision (or the expiry) came first."""
     with transaction.atomic():
         # The decision itself: one conditional UPDATE that only a pending, unexpired request passes, so exactly
@@ -159,7 +163,7 @@ def _decide_once(req: ApprovalRequest, *, approver: Any, fields: dict[str, Any],
                 after.update(proposed_sha256=req.proposed_sha256, approved_args=fields["approved_args"])
             audit_record(
                 actor=Actor.for_user(approver),
-                action=f"approvals.request.{fields['state']}",
+                action=action,
                 object_type=OBJECT_TYPE,
                 object_id=req.pk,
                 before=audit_state(req),

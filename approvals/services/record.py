@@ -36,7 +36,7 @@ from approvals.services.common import (
     policy_domain_of,
 )
 from approvals.services.gate import Evaluation
-from catalog.core.audit import Actor, audit_record
+from catalog.core.audit import Actor, AuditAction, audit_record
 from catalog.models import Tool
 
 
@@ -167,7 +167,7 @@ def _suspend(req: ApprovalRequest, earlier: Earlier | None, *, via: str) -> None
     req.save(force_insert=True)
     audit_record(
         actor=Actor.for_token(via),
-        action="approvals.request.suspended",
+        action=AuditAction.APPROVALS_REQUEST_SUSPENDED,
         object_type=OBJECT_TYPE,
         object_id=req.pk,
         after={

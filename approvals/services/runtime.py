@@ -22,7 +22,7 @@ from approvals.services.common import (
     decided_message,
     load_request,
 )
-from catalog.core.audit import Actor, audit_record
+from catalog.core.audit import Actor, AuditAction, audit_record
 
 # --- consume and cancel (the runtime's acts) -------------------------------------------------------
 
@@ -70,7 +70,7 @@ def approval_consume(
         if won:
             audit_record(
                 actor=Actor.for_token(via),
-                action="approvals.request.consumed",
+                action=AuditAction.APPROVALS_REQUEST_CONSUMED,
                 object_type=OBJECT_TYPE,
                 object_id=req.pk,
                 before=audit_state(req),
@@ -107,7 +107,7 @@ def approval_cancel(
         if won:
             audit_record(
                 actor=Actor.for_token(via),
-                action="approvals.request.cancelled",
+                action=AuditAction.APPROVALS_REQUEST_CANCELLED,
                 object_type=OBJECT_TYPE,
                 object_id=req.pk,
                 before=audit_state(req),

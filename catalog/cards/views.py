@@ -31,6 +31,7 @@ from catalog.cards.services.translations import (
     translation_save,
 )
 from catalog.core.access import page
+from catalog.core.http import HtmxHttpRequest
 
 PAGE_SIZE = 40
 # Matrix query parameters that are filters (kept across pages and edits). The side panel is chosen by `key`
@@ -128,16 +129,16 @@ def _render_matrix(request: HttpRequest, params: QueryDict, **extra: Any) -> Htt
 
 
 @page("cards:matrix")
-def matrix_view(request: HttpRequest) -> HttpResponse:
-    if request.htmx:  # type: ignore[attr-defined]
+def matrix_view(request: HtmxHttpRequest) -> HttpResponse:
+    if request.htmx:
         return render(request, "cards/matrix.html#table", _matrix_context(request, request.GET))
     return _render_matrix(request, request.GET)
 
 
 @page("cards:panel")
-def panel_view(request: HttpRequest) -> HttpResponse:
+def panel_view(request: HtmxHttpRequest) -> HttpResponse:
     """The side panel of one string in one locale; with `form` values, the checks and preview of a draft."""
-    if not request.htmx:  # type: ignore[attr-defined]
+    if not request.htmx:
         return _render_matrix(request, request.GET, draft="form" in request.GET)
     locs = locales()
     key = request.GET.get("key", "")
@@ -160,12 +161,12 @@ def _back(query: str, key: str, locale: str) -> str:
     return reverse("cards:matrix") + "?" + "&".join(p for p in (query, urlencode({"key": key, "lang": locale})) if p)
 
 
-def _after_write(request: HttpRequest, form_data: dict[str, Any], *, note: str, error: str | None) -> HttpResponse:
+def _after_write(request: HtmxHttpRequest, form_data: dict[str, Any], *, note: str, error: str | None) -> HttpResponse:
     """htmx: the panel, the changed matrix row and the completion bars, swapped in place. Otherwise: back to
     the matrix with the panel open and a message."""
     # `back` came from the page: keep only the matrix's own filters from it.
     key, locale, back = form_data["key"], form_data["lang"], _filter_query(QueryDict(form_data.get("back") or ""))
-    if not request.htmx:  # type: ignore[attr-defined]
+    if not request.htmx:
         if error:
             messages.error(request, error)
         else:
@@ -182,7 +183,7 @@ def _after_write(request: HttpRequest, form_data: dict[str, Any], *, note: str, 
 
 @require_POST
 @page("cards:save")
-def save_view(request: HttpRequest) -> HttpResponse:
+def save_view(request: HtmxHttpRequest) -> HttpResponse:
     form = TranslationForm(request.POST)
     if not form.is_valid():
         return HttpResponseBadRequest("; ".join(f"{k}: {' '.join(map(str, v))}" for k, v in form.errors.items()))
@@ -219,7 +220,7 @@ def save_view(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @page("cards:review")
-def review_view(request: HttpRequest) -> HttpResponse:
+def review_view(request: HtmxHttpRequest) -> HttpResponse:
     form = ReviewForm(request.POST)
     if not form.is_valid():
         return HttpResponseBadRequest("; ".join(f"{k}: {' '.join(map(str, v))}" for k, v in form.errors.items()))

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any, cast
 
 from django.contrib.admin.models import ADDITION, CHANGE, DELETION, LogEntry
@@ -28,7 +29,7 @@ from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 
-from catalog.core.audit import Actor, audit_record
+from catalog.core.audit import Actor, AuditAction, audit_record
 from catalog.models import AuditEvent
 
 # The admin whose request is running, set by the middleware for the request's duration (one per thread).
@@ -36,12 +37,38 @@ _admin: ContextVar[User | None] = ContextVar("condor_admin_actor", default=None)
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
 FLAGS = ("is_staff", "is_superuser", "is_active")
-LOG_ACTIONS = {ADDITION: "admin.added", CHANGE: "admin.changed", DELETION: "admin.deleted"}
-# Each audited relation: its through model -> (the owning side's object type, the field's name in events).
-RELATIONS: dict[Any, tuple[str, str]] = {
-    User.groups.through: ("auth.user", "groups"),
-    User.user_permissions.through: ("auth.user", "permissions"),
-    Group.permissions.through: ("auth.group", "permissions"),
+LOG_ACTIONS = {
+    ADDITION: AuditAction.ADMIN_ADDED,
+    CHANGE: AuditAction.ADMIN_CHANGED,
+    DELETION: AuditAction.ADMIN_DELETED,
+}
+
+
+@dataclass(frozen=True)
+class Relation:
+    """An audited relation, from its owning side: that side's object type, the field's name in events, and the
+    action an addition and a removal write."""
+
+    object_type: str
+    field: str
+    added: AuditAction
+    removed: AuditAction
+
+
+# Each audited relation, by its through model.
+RELATIONS: dict[Any, Relation] = {
+    User.groups.through: Relation(
+        "auth.user", "groups", AuditAction.AUTH_USER_GROUPS_ADDED, AuditAction.AUTH_USER_GROUPS_REMOVED
+    ),
+    User.user_permissions.through: Relation(
+        "auth.user", "permissions", AuditAction.AUTH_USER_PERMISSIONS_ADDED, AuditAction.AUTH_USER_PERMISSIONS_REMOVED
+    ),
+    Group.permissions.through: Relation(
+        "auth.group",
+        "permissions",
+        AuditAction.AUTH_GROUP_PERMISSIONS_ADDED,
+        AuditAction.AUTH_GROUP_PERMISSIONS_REMOVED,
+    ),
 }
 
 
@@ -127,16 +154,14 @@ def _labels(model: type[models.Model], pks: Iterable[Any]) -> list[str]:
     return sorted(_label(obj) for obj in queryset)
 
 
-def _record_relation(
-    admin: User, owner: models.Model, object_type: str, field: str, added: bool, labels: list[str]
-) -> None:
+def _record_relation(admin: User, owner: models.Model, relation: Relation, added: bool, labels: list[str]) -> None:
     audit_record(
         actor=Actor.for_user(admin),
-        action=f"{object_type}.{field}.{'added' if added else 'removed'}",
-        object_type=object_type,
+        action=relation.added if added else relation.removed,
+        object_type=relation.object_type,
         object_id=_label(owner),
-        before=None if added else {field: labels},
-        after={field: labels} if added else None,
+        before=None if added else {relation.field: labels},
+        after={relation.field: labels} if added else None,
     )
 
 
@@ -160,14 +185,14 @@ def relation_changed(
         return
     if not pk_set:
         return
-    object_type, field = RELATIONS[sender]
+    relation = RELATIONS[sender]
     added = action == "post_add"
     if not reverse:
-        _record_relation(admin, instance, object_type, field, added, _labels(model, pk_set))
+        _record_relation(admin, instance, relation, added, _labels(model, pk_set))
         return
     # From the other side (group.user_set.add(user), permission.group_set.remove(group)): one event per owner.
     for owner in model._default_manager.filter(pk__in=list(pk_set)):
-        _record_relation(admin, owner, object_type, field, added, [_label(instance)])
+        _record_relation(admin, owner, relation, added, [_label(instance)])
 
 
 def _columns(through: Any, instance: models.Model) -> tuple[str, str]:
@@ -198,7 +223,7 @@ def user_flags_changed(sender: Any, instance: User, raw: bool, update_fields: An
         return
     audit_record(
         actor=Actor.for_user(admin),
-        action="auth.user.flags.changed",
+        action=AuditAction.AUTH_USER_FLAGS_CHANGED,
         object_type="auth.user",
         object_id=instance.get_username(),
         before={flag: stored[flag] for flag in sorted(changed)},

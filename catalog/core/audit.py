@@ -15,6 +15,7 @@ import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import IO, Any
 from uuid import UUID
 
@@ -36,6 +37,55 @@ LOG_LINE = re.compile(r"audit checkpoint seq=(?P<seq>\d{1,18}) hash=(?P<hash>[0-
 HASH = re.compile(r"[0-9a-f]{64}")
 
 
+class AuditAction(StrEnum):
+    """What an audit event records, by the exact string stored in AuditEvent.action (each member is named after
+    its string). The strings are stored data: existing rows, the pages and filters that read them, and every
+    event's MAC and chain hash hold them, so a value is never renamed; a new kind of event is a new member."""
+
+    # The catalog: imported and reviewed revisions, waivers, tier floors, API tokens.
+    CATALOG_REVISION_IMPORTED = "catalog.revision.imported"
+    CATALOG_REVISION_REVIEWED = "catalog.revision.reviewed"
+    CATALOG_WAIVER_GRANTED = "catalog.waiver.granted"
+    CATALOG_WAIVER_REVOKED = "catalog.waiver.revoked"
+    CATALOG_TIER_FLOOR_ADDED = "catalog.tier_floor.added"
+    CATALOG_TIER_FLOOR_CHANGED = "catalog.tier_floor.changed"
+    CATALOG_TIER_FLOOR_REMOVED = "catalog.tier_floor.removed"
+    CATALOG_API_TOKEN_CREATED = "catalog.api_token.created"
+    CATALOG_API_TOKEN_REVOKED = "catalog.api_token.revoked"
+    # MCP servers.
+    MCP_SERVER_REACHED = "mcp.server.reached"
+    MCP_SERVER_FAILED = "mcp.server.failed"
+    MCP_REIMPORT_REQUESTED = "mcp.reimport.requested"
+    # Usage: unknown tool names judged.
+    USAGE_UNKNOWN_NAME_JUDGED = "usage.unknown_name.judged"
+    # Cards.
+    CARDS_IMPORT = "cards.import"
+    CARDS_TRANSLATION_SAVED = "cards.translation.saved"
+    CARDS_TRANSLATION_REVIEWED = "cards.translation.reviewed"
+    CARDS_LOCALE_ADDED = "cards.locale.added"
+    # Approval requests (the approvals app).
+    APPROVALS_REQUEST_APPROVED = "approvals.request.approved"
+    APPROVALS_REQUEST_REJECTED = "approvals.request.rejected"
+    APPROVALS_REQUEST_CONSUMED = "approvals.request.consumed"
+    APPROVALS_REQUEST_CANCELLED = "approvals.request.cancelled"
+    APPROVALS_REQUEST_EXPIRED = "approvals.request.expired"
+    APPROVALS_REQUEST_ESCALATED = "approvals.request.escalated"
+    APPROVALS_REQUEST_SUSPENDED = "approvals.request.suspended"
+    # Sign-in.
+    SIGNIN_LOCKED = "signin.locked"
+    # Writes in /admin/ (catalog.core.admin_audit): its LogEntry kinds, roles moved, a user's flags flipped.
+    ADMIN_ADDED = "admin.added"
+    ADMIN_CHANGED = "admin.changed"
+    ADMIN_DELETED = "admin.deleted"
+    AUTH_USER_GROUPS_ADDED = "auth.user.groups.added"
+    AUTH_USER_GROUPS_REMOVED = "auth.user.groups.removed"
+    AUTH_USER_PERMISSIONS_ADDED = "auth.user.permissions.added"
+    AUTH_USER_PERMISSIONS_REMOVED = "auth.user.permissions.removed"
+    AUTH_GROUP_PERMISSIONS_ADDED = "auth.group.permissions.added"
+    AUTH_GROUP_PERMISSIONS_REMOVED = "auth.group.permissions.removed"
+    AUTH_USER_FLAGS_CHANGED = "auth.user.flags.changed"
+
+
 @dataclass(frozen=True)
 class Actor:
     """Who did it: a person (user), a service (token) or the system, as one readable label."""
@@ -53,7 +103,13 @@ class Actor:
 
 
 def audit_record(
-    *, actor: Actor, action: str, object_type: str, object_id: str | int | UUID, before: Any = None, after: Any = None
+    *,
+    actor: Actor,
+    action: AuditAction,
+    object_type: str,
+    object_id: str | int | UUID,
+    before: Any = None,
+    after: Any = None,
 ) -> AuditEvent:
     """Append one event: one INSERT, no lock. Must run inside the transaction of the change it records; the
     event is sealed into the hash chain after that transaction commits (see catalog.models.audit)."""
@@ -62,7 +118,8 @@ def audit_record(
     event = AuditEvent(
         actor_user=actor.user if actor.user is not None and actor.user.pk else None,
         actor=actor.label,
-        action=action,
+        # The member's plain string: the row, its MAC and its chain hash hold exactly what they always did.
+        action=str(action),
         object_type=object_type,
         object_id=str(object_id),
         before=before,

@@ -42,7 +42,7 @@ from django.db import transaction
 from django.http import HttpRequest
 from django.utils.translation import ngettext
 
-from catalog.core.audit import Actor, audit_record
+from catalog.core.audit import Actor, AuditAction, audit_record
 
 logger = logging.getLogger("condor.security")
 
@@ -140,7 +140,7 @@ def signin_failure_record(*, username: str, address: str) -> int:
         with transaction.atomic():
             audit_record(
                 actor=Actor(label="system:signin-throttle"),
-                action="signin.locked",
+                action=AuditAction.SIGNIN_LOCKED,
                 object_type="username",
                 object_id=username[:200],
                 after={"address": address, "failures": failures, "lockoutSeconds": lockout},

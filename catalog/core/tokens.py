@@ -14,7 +14,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from catalog.core.audit import Actor, audit_record
+from catalog.core.audit import Actor, AuditAction, audit_record
 from catalog.core.permissions import may_manage_api_tokens
 from catalog.models import ApiToken
 
@@ -107,7 +107,7 @@ def api_token_issue(
             )
             audit_record(
                 actor=actor,
-                action="catalog.api_token.created",
+                action=AuditAction.CATALOG_API_TOKEN_CREATED,
                 object_type="catalog.api_token",
                 object_id=name,
                 after={
@@ -158,7 +158,7 @@ def api_token_revoke(*, token_id: int, revoked_by: Any) -> ApiToken:
         token.save(update_fields=["revoked_at"])
         audit_record(
             actor=Actor.for_user(revoked_by),
-            action="catalog.api_token.revoked",
+            action=AuditAction.CATALOG_API_TOKEN_REVOKED,
             object_type="catalog.api_token",
             object_id=token.name,
             before={"prefix": token.prefix, "scopes": token.scopes, "expires_at": token.expires_at, "token": token.pk},

@@ -17,7 +17,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
-from catalog.core.audit import Actor, audit_record
+from catalog.core.audit import Actor, AuditAction, audit_record
 from catalog.domain.manifest import ManifestError
 from catalog.domain.vocabulary import mcp_server_id_problem, mcp_system
 from catalog.mcp.client import fetch_listing
@@ -121,7 +121,7 @@ def mcp_server_reached(
     server.save(update_fields=[*TRANSPORT_FIELDS, "last_error_at"])
     audit_record(
         actor=actor,
-        action="mcp.server.reached",
+        action=AuditAction.MCP_SERVER_REACHED,
         object_type=OBJECT_TYPE,
         object_id=server_id,
         before=before,
@@ -143,7 +143,7 @@ def mcp_server_failed(*, server_id: str, message: str, actor: Actor) -> McpServe
     server.save(update_fields=["last_error", "last_error_at"])
     audit_record(
         actor=actor,
-        action="mcp.server.failed",
+        action=AuditAction.MCP_SERVER_FAILED,
         object_type=OBJECT_TYPE,
         object_id=server_id,
         before=before,

@@ -20,7 +20,7 @@ from django.db.models.functions import Cast, Concat, Upper
 from django.utils import timezone
 from django.utils.functional import Promise
 
-from catalog.domain.descriptor import DECLARED_FIELDS
+from catalog.domain.descriptor import DECLARED_FIELDS, Descriptor
 from catalog.domain.vocabulary import (
     SYSTEM_MAX,
     Availability,
@@ -402,6 +402,10 @@ class Tool(models.Model):
         """The declared fields as plain values, as `Descriptor.declared()` gives them (what diffs, the in-effect
         projection and sign-off compare)."""
         return {name: getattr(self, name) for name in DECLARED_FIELDS}
+
+    def descriptor(self) -> Descriptor:
+        """The stored declaration as the pure rules and projections take it."""
+        return Descriptor(declared_id=self.declared_id, **self.declared())
 
 
 class ToolChange(models.Model):

@@ -3,7 +3,6 @@ sign-off, of the text in effect; each with the hash of the text it came from."""
 
 from __future__ import annotations
 
-import numpy as np
 from django.db import models
 from django.utils import timezone
 
@@ -48,9 +47,6 @@ class ToolEmbedding(models.Model):
 
     def __str__(self) -> str:
         return f"{self.tool_id} @ {self.model_id}"
-
-    def as_array(self) -> np.ndarray:
-        return np.frombuffer(bytes(self.vector), dtype="<f4")
 
 
 class RetrievalEvaluation(models.Model):

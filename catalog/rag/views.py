@@ -14,6 +14,7 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
 from catalog.core.access import PAGE_ACCESS, may, page
+from catalog.core.http import HtmxHttpRequest
 from catalog.domain.keys import canonical_key
 from catalog.models import CatalogProfile
 from catalog.rag.domain.cases import CasesError
@@ -48,7 +49,7 @@ class PlaygroundForm(forms.Form):
 
 
 @page("rag:playground")
-def playground_page(request: HttpRequest) -> HttpResponse:
+def playground_page(request: HtmxHttpRequest) -> HttpResponse:
     form = PlaygroundForm(request.GET or None)
     snapshot = error = explanation = explained_hit = None
     if form.is_bound and form.is_valid():
@@ -79,7 +80,7 @@ def playground_page(request: HttpRequest) -> HttpResponse:
         "status": embedding_status(),
         "min_score": settings.CONDOR_RAG_MIN_SCORE,
     }
-    template = "rag/playground.html#result" if request.htmx else "rag/playground.html"  # type: ignore[attr-defined]
+    template = "rag/playground.html#result" if request.htmx else "rag/playground.html"
     return render(request, template, context)
 
 

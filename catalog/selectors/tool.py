@@ -17,7 +17,6 @@ from catalog.models import (
     Tool,
     ToolChange,
 )
-from catalog.services.findings import descriptor_of
 
 
 @dataclass
@@ -96,5 +95,5 @@ def tool_page(system: str, declared_id: str) -> ToolPage:
             for name in (client_spellings(tool.mcp["server"], tool.declared_id)[1:] if tool.mcp else [])
         ],
     ]
-    metadata = metadata_v2(descriptor_of(tool), owner_team=tool.owner.slug if tool.owner else None)
+    metadata = metadata_v2(tool.descriptor(), owner_team=tool.owner.slug if tool.owner else None)
     return ToolPage(tool, line, eligibility, agents, changes, spellings, metadata, _mcp_view(tool))

@@ -10,7 +10,6 @@ from django.db import transaction
 from django.db.models import Q, QuerySet
 
 from catalog.domain import rules
-from catalog.domain.descriptor import Descriptor
 from catalog.domain.manifest import Agent as AgentSpec
 from catalog.domain.manifest import ForcedFloor as FloorSpec
 from catalog.domain.manifest import Manifest
@@ -21,10 +20,6 @@ from catalog.models import Agent, CatalogProfile, CatalogRevision, CatalogState,
 from catalog.rag.selectors.siblings import sibling_pairs_for
 from catalog.selectors.floors import tier_floors
 from catalog.services.finding_counts import finding_counts_refresh
-
-
-def descriptor_of(tool: Tool) -> Descriptor:
-    return Descriptor(declared_id=tool.declared_id, **tool.declared())
 
 
 def lint_view_from_manifest(
@@ -73,7 +68,7 @@ def lint_view_from_db(system: str) -> rules.LintCatalog:
     revision = state.current_revision if state else None
     return rules.LintCatalog(
         system=system,
-        tools=[rules.LintTool(descriptor_of(t), t.owner.slug if t.owner else None) for t in tools],
+        tools=[rules.LintTool(t.descriptor(), t.owner.slug if t.owner else None) for t in tools],
         profiles=[ProfileSpec(p.slug, p.clinical, p.availabilities, p.includes) for p in CatalogProfile.objects.all()],
         forced_floors=[FloorSpec(f.slug, f.trigger, f.tool_ids) for f in ForcedFloor.objects.filter(system=system)],
         agents=[AgentSpec(a.slug, a.categories) for a in Agent.objects.filter(system=system)],

@@ -12,7 +12,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from catalog.core.audit import Actor, audit_record
+from catalog.core.audit import Actor, AuditAction, audit_record
 from catalog.core.permissions import is_safety_officer
 from catalog.domain.floors import (
     change_problems,
@@ -79,7 +79,7 @@ def tier_floor_add(
             )
             audit_record(
                 actor=Actor.for_user(created_by),
-                action="catalog.tier_floor.added",
+                action=AuditAction.CATALOG_TIER_FLOOR_ADDED,
                 object_type=OBJECT_TYPE,
                 object_id=key,
                 after=audit_state(floor),
@@ -109,7 +109,7 @@ def tier_floor_change(*, floor_id: int, min_tier: str, reason: str, changed_by: 
         floor.save(update_fields=["min_tier", "reason", "updated_at", "updated_by"])
         audit_record(
             actor=Actor.for_user(changed_by),
-            action="catalog.tier_floor.changed",
+            action=AuditAction.CATALOG_TIER_FLOOR_CHANGED,
             object_type=OBJECT_TYPE,
             object_id=floor.key,
             before=before,
@@ -133,7 +133,7 @@ def tier_floor_remove(*, floor_id: int, reason: str, removed_by: Any) -> str:
         floor.delete()
         audit_record(
             actor=Actor.for_user(removed_by),
-            action="catalog.tier_floor.removed",
+            action=AuditAction.CATALOG_TIER_FLOOR_REMOVED,
             object_type=OBJECT_TYPE,
             object_id=key,
             before=before,

@@ -11,7 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from catalog.core.audit import Actor, audit_record
+from catalog.core.audit import Actor, AuditAction, audit_record
 from catalog.core.permissions import is_safety_officer
 from catalog.domain.rules import RULES
 from catalog.models import Finding, Tool, Waiver
@@ -60,7 +60,7 @@ def _create(tool: Tool, rule: str, justification: str, expires_at: datetime, gra
     )
     audit_record(
         actor=Actor.for_user(granted_by),
-        action="catalog.waiver.granted",
+        action=AuditAction.CATALOG_WAIVER_GRANTED,
         object_type="catalog.tool",
         object_id=str(tool),
         after={"rule": rule, "justification": justification, "expires_at": expires_at, "waiver": waiver.pk},
@@ -156,7 +156,7 @@ def waiver_revoke(*, waiver_id: int, revoked_by: Any) -> Waiver:
         waiver.save(update_fields=["revoked_at", "revoked_by"])
         audit_record(
             actor=Actor.for_user(revoked_by),
-            action="catalog.waiver.revoked",
+            action=AuditAction.CATALOG_WAIVER_REVOKED,
             object_type="catalog.tool",
             object_id=str(waiver.tool),
             before={"rule": waiver.rule, "expires_at": waiver.expires_at, "waiver": waiver.pk},

@@ -9,7 +9,7 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from catalog.core.audit import Actor, audit_record
+from catalog.core.audit import Actor, AuditAction, audit_record
 from catalog.domain.descriptor import DECLARED_FIELDS, Descriptor
 from catalog.domain.diff import field_changes, safety_fields
 from catalog.domain.effect import (
@@ -391,7 +391,7 @@ def _audit_import(
     """The revision's audit event, in the import transaction: what it added, removed, changed, and its review."""
     audit_record(
         actor=actor,
-        action="catalog.revision.imported",
+        action=AuditAction.CATALOG_REVISION_IMPORTED,
         object_type="catalog.revision",
         object_id=str(revision),
         before={"revision": latest.number if latest else None},

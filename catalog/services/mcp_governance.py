@@ -6,7 +6,7 @@ from celery import current_app
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from catalog.core.audit import Actor, audit_record
+from catalog.core.audit import Actor, AuditAction, audit_record
 from catalog.domain.manifest import ManifestError
 from catalog.domain.manifest.mcp import OVERLAY_RULES_MAX
 from catalog.domain.mcp import editor_problem, parse_overlay_lines
@@ -64,7 +64,7 @@ def mcp_reimport_request(*, server_id: str, user: User) -> None:
     with transaction.atomic():
         audit_record(
             actor=Actor.for_user(user),
-            action="mcp.reimport.requested",
+            action=AuditAction.MCP_REIMPORT_REQUESTED,
             object_type="catalog.mcpserver",
             object_id=server.slug,
             after={"transport": server.transport},

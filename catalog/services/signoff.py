@@ -19,7 +19,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from catalog.core.audit import Actor, audit_record
+from catalog.core.audit import Actor, AuditAction, audit_record
 from catalog.core.permissions import is_safety_officer
 from catalog.domain.vocabulary import ReviewState
 from catalog.models import CatalogRevision, CatalogState, RevisionReview, Tool
@@ -118,7 +118,7 @@ def revision_review(*, revision_id: int, reviewer: Any, decision: str, comment: 
         revision.save(update_fields=["review_state", "signoffs_required"])
         audit_record(
             actor=Actor.for_user(reviewer),
-            action="catalog.revision.reviewed",
+            action=AuditAction.CATALOG_REVISION_REVIEWED,
             object_type="catalog.revision",
             object_id=str(revision),
             before={"review_state": before},

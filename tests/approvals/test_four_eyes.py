@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from approvals.domain import LOOKALIKE_GROUPS, identity_key
+from approvals.domain import identity_key
 from approvals.services import ApprovalRefused, approval_decide
+from catalog.domain.lookalikes import LETTER_GROUPS, SEPARATOR_GROUPS
 
 from .conftest import Runtime
 
@@ -55,8 +56,18 @@ def test_a_name_of_only_decorations_names_nobody(nobody: str) -> None:
     assert identity_key(nobody) == ""
 
 
+def test_four_eyes_and_the_manipulation_rule_fold_the_same_letters() -> None:
+    """One table: a letter that passes for Latin in a requester's name passes for it in a tool's text too."""
+    from catalog.domain.rules.manipulation import normalized
+
+    for source, target in LETTER_GROUPS:
+        for ch, ascii_ in zip(source, target, strict=True):
+            assert identity_key(f"x{ch}x") == identity_key(f"x{ascii_}x"), unicodedata.name(ch)
+            assert normalized(f"x{ch}x") == normalized(f"x{ascii_}x"), unicodedata.name(ch)
+
+
 def test_the_look_alike_table_maps_letters_of_other_scripts_to_ascii() -> None:
-    for source, target in LOOKALIKE_GROUPS:
+    for source, target in LETTER_GROUPS + SEPARATOR_GROUPS:
         assert len(source) == len(target), source
         for ch, ascii_ in zip(source, target, strict=True):
             assert ascii_.isascii() and not ch.isascii(), (ch, unicodedata.name(ch))

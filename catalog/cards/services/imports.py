@@ -31,7 +31,7 @@ from catalog.cards.domain.pofiles import SourceEntry, TranslationEntry
 from catalog.cards.domain.text import placeholders
 from catalog.cards.domain.vocabulary import State
 from catalog.cards.services.findings import base_locales_ensure, cards_version_bump, findings_refresh
-from catalog.core.audit import Actor, audit_record
+from catalog.core.audit import Actor, AuditAction, audit_record
 from catalog.models import CardLocale, CardString, CardTranslation
 
 _STRING_FIELDS = [
@@ -151,7 +151,7 @@ def _apply(
     cards_version_bump()
     audit_record(
         actor=actor,
-        action="cards.import",
+        action=AuditAction.CARDS_IMPORT,
         object_type="cards.catalog",
         object_id="cards",
         after={

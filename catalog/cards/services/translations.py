@@ -20,7 +20,7 @@ from catalog.cards.domain.pofiles import one_line
 from catalog.cards.domain.vocabulary import Module, Severity, State
 from catalog.cards.services.findings import base_locales_ensure, cards_version_bump, findings_refresh
 from catalog.core import roles
-from catalog.core.audit import Actor, audit_record
+from catalog.core.audit import Actor, AuditAction, audit_record
 from catalog.core.permissions import has_role
 from catalog.models import CardFinding, CardLocale, CardString, CardTranslation
 
@@ -101,7 +101,7 @@ def translation_save(
     t.refresh_from_db(fields=["ships"])
     audit_record(
         actor=Actor.for_user(user),
-        action="cards.translation.saved",
+        action=AuditAction.CARDS_TRANSLATION_SAVED,
         object_type="cards.translation",
         object_id=f"{key}@{loc.code}",
         before=before,
@@ -184,7 +184,7 @@ def translation_review(*, user: Any, key: str, locale: str) -> CardTranslation:
     cards_version_bump()
     audit_record(
         actor=Actor.for_user(user),
-        action="cards.translation.reviewed",
+        action=AuditAction.CARDS_TRANSLATION_REVIEWED,
         object_type="cards.translation",
         object_id=f"{key}@{loc.code}",
         before=before,
@@ -213,7 +213,7 @@ def locale_add(*, actor: Actor, code: str, fallback: str | None = None, required
     cards_version_bump()
     audit_record(
         actor=actor,
-        action="cards.locale.added",
+        action=AuditAction.CARDS_LOCALE_ADDED,
         object_type="cards.locale",
         object_id=code,
         after={"code": code, "fallback": fallback, "required": required},

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from catalog.domain.lookalikes import LETTERS
+
 
 class Kind:
     IMPERATIVE = "imperative"  # instructions aimed at the model, not a description of the tool
@@ -408,12 +410,9 @@ OBFUSCATED_EMAIL = re.compile(
     r"\b[\w.+-]{1,64}\s*[\[(]\s*at\s*[\])]\s*[\w-]{1,63}(?:\s*[\[(]\s*dot\s*[\])]\s*[\w-]{1,63}){1,4}",
     re.IGNORECASE,
 )
-# Letters of another script that look Latin (Cyrillic о, Greek ο): folded for matching, and a word that mixes them
-# with Latin letters is itself a sign.
-LOOKALIKES = str.maketrans(
-    "аеорсухіјѕԁɡАВЕКМНОРСТХΑΒΕΖΗΙΚΜΝΟΡΤΥΧοαειικνρτυχ",
-    "aeopcyxijsdgABEKMHOPCTXABEZHIKMNOPTYXoaeiiknptux",
-)
+# Letters of another script that look Latin (Cyrillic о, Greek ο): folded for matching (the one table,
+# catalog.domain.lookalikes), and a word that mixes them with Latin letters is itself a sign.
+LOOKALIKES = LETTERS
 MIXED_SCRIPT_WORD = re.compile(r"[^\W\d_]{2,60}")
 
 # Base64 of 30 bytes or more, hex of 16 bytes or more, and runs of escapes; judged by `manipulation.py` (a

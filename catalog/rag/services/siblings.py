@@ -26,7 +26,7 @@ from catalog.rag.embedders import configured_model_id
 from catalog.rag.selectors.siblings import RULE, SystemVectors, stored_sibling_pairs, system_vectors
 from catalog.rag.selectors.vectors import vectors_pending
 from catalog.services.finding_counts import finding_counts_refresh
-from catalog.services.findings import descriptor_of, finding_row, findings_store
+from catalog.services.findings import finding_row, findings_store
 
 log = logging.getLogger(__name__)
 
@@ -123,7 +123,7 @@ def _findings_replace(system: str, revision: CatalogRevision, vectors: SystemVec
     tools = {t.declared_id: t for t in Tool.objects.filter(pk__in=in_pairs)}
     view = rules.LintCatalog(
         system=system,
-        tools=[rules.LintTool(descriptor_of(t), None) for t in tools.values()],
+        tools=[rules.LintTool(t.descriptor(), None) for t in tools.values()],
         sibling_pairs=[(vectors.declared[i], vectors.declared[j], cosine) for i, j, cosine in delta.pairs],
     )
     found = rules.lint(view, only=[RULE])
@@ -162,7 +162,7 @@ def sibling_findings_refresh(system: str, *, model_id: str | None = None) -> int
         named = sorted({pk_of[a] for a, _, _ in pairs} | {pk_of[b] for _, b, _ in pairs})
         tools = [t for at in range(0, len(named), _CHUNK) for t in Tool.objects.filter(pk__in=named[at : at + _CHUNK])]
         view = rules.LintCatalog(
-            system=system, tools=[rules.LintTool(descriptor_of(t), None) for t in tools], sibling_pairs=pairs
+            system=system, tools=[rules.LintTool(t.descriptor(), None) for t in tools], sibling_pairs=pairs
         )
         pks = {t.declared_id: t.pk for t in tools}
         return findings_store(view=view, revision=state.current_revision, tool_pks=pks, only=[RULE])

@@ -11,7 +11,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from catalog.core import roles
-from catalog.core.audit import Actor, audit_record
+from catalog.core.audit import Actor, AuditAction, audit_record
 from catalog.core.permissions import has_role
 from catalog.models import Tool, UnknownToolName
 from catalog.selectors.owners import owner_lookup
@@ -100,7 +100,7 @@ def unknown_name_verdict(*, name_id: int, verdict: str, alias_of: str = "", by: 
         row.save(update_fields=["verdict", "alias_of", "verdict_by", "verdict_at"])
         audit_record(
             actor=Actor.for_user(by),
-            action="usage.unknown_name.judged",
+            action=AuditAction.USAGE_UNKNOWN_NAME_JUDGED,
             object_type=OBJECT_TYPE,
             object_id=row.pk,
             before=before,

@@ -14,6 +14,7 @@ from django.shortcuts import render
 from django.utils import timezone
 
 from catalog.core.access import page
+from catalog.core.http import HtmxHttpRequest
 from catalog.domain.output_safety import csv_cell
 from catalog.models import Tool
 from catalog.selectors.catalog import SORTS, CatalogRows, catalog_facets, catalog_kept, catalog_tools
@@ -50,7 +51,7 @@ def _filter_form(request: HttpRequest, facets: dict[str, list[str]] | None = Non
 
 
 @page("catalog")
-def catalog_page(request: HttpRequest) -> HttpResponse:
+def catalog_page(request: HtmxHttpRequest) -> HttpResponse:
     kept = catalog_kept()
     form = _filter_form(request, kept.facets)
     filters = form.filters()
@@ -70,7 +71,7 @@ def catalog_page(request: HttpRequest) -> HttpResponse:
         "calls_unheard": bool(filters.calls) and not telemetry().active,
     }
     # htmx asks on every filter change and pager click, and swaps only the table.
-    template = "catalog/catalog.html#table" if request.htmx else "catalog/catalog.html"  # type: ignore[attr-defined]
+    template = "catalog/catalog.html#table" if request.htmx else "catalog/catalog.html"
     return render(request, template, context)
 
 

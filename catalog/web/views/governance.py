@@ -15,6 +15,7 @@ from django.utils.translation import ngettext
 from django.views.decorators.http import require_POST
 
 from catalog.core.access import page
+from catalog.core.http import HtmxHttpRequest
 from catalog.core.permissions import is_safety_officer
 from catalog.domain.rules import RULES
 from catalog.domain.vocabulary import ReviewState
@@ -46,7 +47,7 @@ def _finding_filters(form: FindingFilterForm) -> dict[str, Any]:
 
 
 def _findings_response(
-    request: HttpRequest, waive_form: BulkWaiverForm | None = None, status: int = 200
+    request: HtmxHttpRequest, waive_form: BulkWaiverForm | None = None, status: int = 200
 ) -> HttpResponse:
     """The findings page, one group per (rule, severity). A filter that does not validate shows every finding, its
     error beside its field (status 400); a refused bulk waiver shows the page as submitted (the ticks and the
@@ -54,7 +55,7 @@ def _findings_response(
     form = FindingFilterForm(request.GET or None, systems=catalog_systems())
     filters = _finding_filters(form)
     if form.is_bound and form.errors:
-        status = 200 if request.htmx else 400  # type: ignore[attr-defined]  # htmx swaps only a 2xx
+        status = 200 if request.htmx else 400  # htmx swaps only a 2xx
         focus_first_error(form)
     may_waive = is_safety_officer(request.user)
     if waive_form is None:
@@ -74,18 +75,18 @@ def _findings_response(
         "waive_max": BULK_WAIVE_MAX,
         "findings_cap": FINDINGS_LISTED_MAX,
     }
-    template = "catalog/findings.html#results" if request.htmx else "catalog/findings.html"  # type: ignore[attr-defined]
+    template = "catalog/findings.html#results" if request.htmx else "catalog/findings.html"
     return render(request, template, context, status=status)
 
 
 @page("findings")
-def findings_page(request: HttpRequest) -> HttpResponse:
+def findings_page(request: HtmxHttpRequest) -> HttpResponse:
     return _findings_response(request)
 
 
 @require_POST
 @page("findings-waive")
-def findings_waive_view(request: HttpRequest) -> HttpResponse:
+def findings_waive_view(request: HtmxHttpRequest) -> HttpResponse:
     """Waive the ticked findings with one justification and one expiry, all or none."""
     form = BulkWaiverForm(request.POST)
     if not form.is_valid():

@@ -9,7 +9,7 @@ from django import forms
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -18,6 +18,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from catalog.core.access import page
+from catalog.core.http import HtmxHttpRequest
 from catalog.core.tokens import (
     DEFAULT_EXPIRY_DAYS,
     IssuedToken,
@@ -63,23 +64,23 @@ class ApiTokenForm(forms.Form):
         return timezone.make_aware(datetime.combine(day, time(23, 59, 59))) if day else None
 
 
-def _render(request: HttpRequest, form: ApiTokenForm, issued: IssuedToken | None = None) -> HttpResponse:
+def _render(request: HtmxHttpRequest, form: ApiTokenForm, issued: IssuedToken | None = None) -> HttpResponse:
     tokens = Paginator(api_tokens_list(now=timezone.now()), PAGE_SIZE).get_page(request.GET.get("page"))
     context = {"form": form, "tokens": tokens, "issued": issued}
-    template = "catalog/tokens.html#panel" if request.htmx else "catalog/tokens.html"  # type: ignore[attr-defined]
+    template = "catalog/tokens.html#panel" if request.htmx else "catalog/tokens.html"
     return render(request, template, context)
 
 
 @never_cache
 @page("api-tokens")
-def tokens_page(request: HttpRequest) -> HttpResponse:
+def tokens_page(request: HtmxHttpRequest) -> HttpResponse:
     return _render(request, ApiTokenForm())
 
 
 @never_cache  # the response carries the raw token: no cache, proxy or back button may keep it
 @require_POST
 @page("api-token-create")
-def token_create_view(request: HttpRequest) -> HttpResponse:
+def token_create_view(request: HtmxHttpRequest) -> HttpResponse:
     form = ApiTokenForm(request.POST)
     if not form.is_valid():
         return _render(request, form)
@@ -102,7 +103,7 @@ def token_create_view(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @page("api-token-revoke")
-def token_revoke_view(request: HttpRequest, token_id: int) -> HttpResponse:
+def token_revoke_view(request: HtmxHttpRequest, token_id: int) -> HttpResponse:
     token = get_object_or_404(ApiToken, pk=token_id)
     try:
         api_token_revoke(token_id=token.pk, revoked_by=request.user)
