@@ -266,6 +266,15 @@ def make_user(db: Any) -> Callable[..., Any]:
     return make
 
 
+def signed_in(make_user: Callable[..., Any], username: str, *groups: str) -> Any:
+    """A test client signed in as a new user in these role groups (`make_user` is the fixture)."""
+    from django.test import Client
+
+    client = Client()
+    client.force_login(make_user(username, *groups))
+    return client
+
+
 class _MemoEmbedder:
     """The configured (real) embedder, remembering each text's vector for the session: tests import the demo
     catalog many times, and every import would otherwise embed the same 431 texts again."""

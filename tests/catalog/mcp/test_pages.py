@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 from django.db import connection
-from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from catalog.core import roles
 from catalog.models import AuditEvent, CatalogRevision, Tool
 from catalog.services.imports import catalog_import
 from tests.catalog.mcp.test_governed_import import encode, referral_server
+from tests.conftest import signed_in
 
 IMPORT_ACTION = "catalog.revision.imported"
 
@@ -22,12 +22,6 @@ IMPORT_ACTION = "catalog.revision.imported"
 @pytest.fixture
 def server(db: Any) -> None:
     catalog_import(raw=encode(referral_server()), via="test")
-
-
-def signed_in(make_user: Any, name: str, *groups: str) -> Client:
-    client = Client()
-    client.force_login(make_user(name, *groups))
-    return client
 
 
 def test_everyone_signed_in_sees_the_servers_and_a_servers_tools(server: None, make_user: Any) -> None:

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from catalog.models import TelemetrySource, Tool, ToolExecution, ToolUsage, UnknownToolName
 from catalog.usage.domain import histogram
-from tests.conftest import condor_manifest, encode, signed_import
+from tests.conftest import condor_manifest, encode, signed_import, signed_in
 
 
 @pytest.fixture
@@ -49,14 +49,8 @@ def telemetry(catalog: dict[str, Tool]) -> UnknownToolName:
     )  # fmt: skip
 
 
-def client_for(make_user: Any, username: str, *roles: str) -> Client:
-    client = Client()
-    client.force_login(make_user(username, *roles))
-    return client
-
-
 def test_pages_say_no_telemetry_yet_before_any_runtime_reported(catalog: dict[str, Tool], make_user: Any):
-    client = client_for(make_user, "rita")
+    client = signed_in(make_user, "rita")
     tool = client.get("/tools/condor/listActiveMedications/").content.decode()
     assert "Runtime health" in tool and "No telemetry yet" in tool and '<svg class="bar-chart"' not in tool
     team = client.get("/teams/meds/").content.decode()
@@ -66,7 +60,7 @@ def test_pages_say_no_telemetry_yet_before_any_runtime_reported(catalog: dict[st
 
 
 def test_the_tool_team_and_dashboard_show_what_ran(telemetry: UnknownToolName, make_user: Any):
-    client = client_for(make_user, "rita")
+    client = signed_in(make_user, "rita")
     tool = client.get("/tools/condor/listActiveMedications/").content.decode()
     assert tool.count('<svg class="bar-chart"') == 2 and 'role="img"' in tool
     assert "In all: calls 12, errors 3." in tool
@@ -84,7 +78,7 @@ def test_the_tool_team_and_dashboard_show_what_ran(telemetry: UnknownToolName, m
 
 
 def test_everyone_signed_in_reads_the_board(telemetry: UnknownToolName, make_user: Any):
-    page = client_for(make_user, "tara", "translator").get("/usage/unknown/")
+    page = signed_in(make_user, "tara", "translator").get("/usage/unknown/")
     assert page.status_code == 200
     html = page.content.decode()
     assert "list_active_medication" in html and "condor:listActiveMedications" in html
@@ -94,7 +88,7 @@ def test_everyone_signed_in_reads_the_board(telemetry: UnknownToolName, make_use
 
 
 def test_on_call_marks_an_alias_and_the_board_gives_the_advice(telemetry: UnknownToolName, make_user: Any):
-    client = client_for(make_user, "oona", "on-call")
+    client = signed_in(make_user, "oona", "on-call")
     form = client.get("/usage/unknown/").content.decode()
     # The closest tool is offered in the field: one click marks it.
     assert 'value="condor:listActiveMedications"' in form
@@ -119,7 +113,7 @@ def test_on_call_marks_an_alias_and_the_board_gives_the_advice(telemetry: Unknow
 
 
 def test_a_tool_that_is_not_there_is_refused_beside_the_field(telemetry: UnknownToolName, make_user: Any):
-    client = client_for(make_user, "ada", "catalog-admin")
+    client = signed_in(make_user, "ada", "catalog-admin")
     answer = client.post(
         "/usage/unknown/verdict", {"name_id": telemetry.pk, "verdict": "alias", "alias_of": "listActiveMeds"}
     )
@@ -134,7 +128,7 @@ def test_a_tool_that_is_not_there_is_refused_beside_the_field(telemetry: Unknown
 
 
 def test_a_translator_may_not_judge(telemetry: UnknownToolName, make_user: Any):
-    client = client_for(make_user, "tara", "translator")
+    client = signed_in(make_user, "tara", "translator")
     answer = client.post("/usage/unknown/verdict", {"name_id": telemetry.pk, "verdict": "ignore"})
     assert answer.status_code == 403
     assert "This is not open to you" in answer.content.decode()  # the console's page with the way back, not bare text
@@ -150,7 +144,7 @@ def test_the_board_pages_fifty_names(catalog: dict[str, Tool], make_user: Any, d
                         last_seen=now - timedelta(minutes=i))
         for i in range(120)
     )  # fmt: skip
-    client = client_for(make_user, "rita")
+    client = signed_in(make_user, "rita")
     client.get("/usage/unknown/")  # warm the owner-lookup index, as a running server has it
     with django_assert_max_num_queries(8):  # session, user, roles, counts, the page, catalog version, closest tools
         first = client.get("/usage/unknown/").content.decode()

@@ -8,12 +8,12 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from django.test import Client
 from django.utils import timezone
 
 from catalog.models import AuditEvent, Finding, Waiver
 from catalog.services.governance import BULK_WAIVE_MAX
 from catalog.services.imports import catalog_import
+from tests.conftest import signed_in
 
 pytestmark = pytest.mark.django_db
 
@@ -25,12 +25,6 @@ def catalog(manifests: Any) -> None:
     tools = [manifests.condor_tool(f"listThing{i}", ragKeywords={"en": ["x"]}) for i in range(3)]
     tools.append(manifests.condor_tool("stopMedication", mutating=True, policyClass=None, retryClass="none"))
     catalog_import(raw=manifests.encode(manifests.condor(tools, forcedFloors=[])), via="test")
-
-
-def signed_in(make_user: Any, username: str, *groups: str) -> Client:
-    client = Client()
-    client.force_login(make_user(username, *groups))
-    return client
 
 
 def group(page: str, rule: str) -> str:

@@ -10,6 +10,7 @@ from django.utils import translation
 
 from catalog.models import AuditEvent, Finding, TierFloor
 from catalog.services.imports import catalog_import
+from tests.conftest import signed_in
 
 pytestmark = pytest.mark.django_db
 
@@ -22,12 +23,6 @@ def catalog(manifests: Any) -> None:
         manifests.condor_tool("listLabResults", module="lab", policyDomain="lab"),
     ]
     catalog_import(raw=manifests.encode(manifests.condor(tools, baselineCount=3, forcedFloors=[])), via="test")
-
-
-def signed_in(make_user: Any, username: str, *groups: str) -> Client:
-    client = Client()
-    client.force_login(make_user(username, *groups))
-    return client
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ from django.utils import timezone, translation
 
 from catalog.models import CatalogRevision, Finding, Waiver
 from catalog.services.imports import catalog_import
+from tests.conftest import signed_in
 
 pytestmark = pytest.mark.django_db
 
@@ -24,12 +25,6 @@ def catalog(manifests: Any) -> CatalogRevision:
         manifests.condor_tool("stopMedication", mutating=True, policyClass=None, retryClass="none"),
     ]
     return catalog_import(raw=manifests.encode(manifests.condor(tools, baselineCount=3)), via="test").revision
-
-
-def signed_in(make_user: Any, username: str, *groups: str) -> Client:
-    client = Client()
-    client.force_login(make_user(username, *groups))
-    return client
 
 
 def test_pages_need_a_signed_in_user(client: Client, catalog: CatalogRevision) -> None:
