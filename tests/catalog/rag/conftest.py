@@ -16,7 +16,7 @@ from catalog.rag.selectors import resolution
 from catalog.rag.selectors.vectors import embeddable_tools
 from catalog.rag.services import vectors
 from catalog.rag.services.vectors import embeddings_refresh
-from tests.conftest import ROOT, signed_import, tasks_in_process
+from tests.conftest import ROOT, forget_caches, module_transaction, signed_import, tasks_in_process
 
 DEMO = ROOT / "catalog" / "demo"
 RESOLVE_URL = "/api/v1/rag/resolve"
@@ -61,6 +61,22 @@ def _in_process_celery() -> Iterator[None]:
 def import_demo() -> None:
     for name in ("condor.json", "tucan.json"):
         signed_import((DEMO / name).read_bytes())
+
+
+@pytest.fixture(scope="module")
+def demo_embedded_once(django_db_setup: None, django_db_blocker: Any) -> Iterator[None]:
+    """`demo_embedded`'s data built once for a module whose every database test uses it (tests/shared_data.py,
+    `module_transaction`): such a module overrides `demo_embedded` with a fixture that takes `shared_demo_embedded`."""
+    with module_transaction(django_db_blocker):
+        with django_db_blocker.unblock(), tasks_in_process():
+            import_demo()
+            embeddings_refresh(list(embeddable_tools().values_list("pk", flat=True)))
+        yield
+
+
+@pytest.fixture
+def shared_demo_embedded(demo_embedded_once: None, db: Any) -> None:
+    forget_caches()
 
 
 @pytest.fixture

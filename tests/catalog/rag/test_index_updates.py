@@ -26,6 +26,11 @@ PROMPTS = ("Patient suchen Müller", "Wie hat sich der Blutdruck entwickelt?", "
 PROFILES = ("clinical-production", "clinical-preview", "demo")
 
 
+@pytest.fixture
+def demo_embedded(shared_demo_embedded: None) -> None:
+    """The demo with its vectors, built once for this module (tests/catalog/rag/conftest.py)."""
+
+
 def _forget() -> None:
     index_module.forget()
 

@@ -9,6 +9,7 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
+import pytest
 from django.db import connection
 from django.db.models import Max
 from django.test import Client
@@ -21,6 +22,11 @@ from catalog.rag.selectors.index import rag_index
 from catalog.rag.selectors.vectors import vectors_version
 
 URL = "/api/v1/rag/resolve"
+
+
+@pytest.fixture
+def demo_embedded(shared_demo_embedded: None) -> None:
+    """The demo with its vectors, built once for this module (tests/catalog/rag/conftest.py)."""
 
 
 def test_a_clinicians_prompt_retrieves_the_tool_it_needs(resolve: Callable[..., Any]) -> None:

@@ -27,6 +27,11 @@ from .conftest import DEMO
 CLUSTER = ("listVisits", "listEncounters", "listVitals", "recordVitals", "listAllergies")
 
 
+@pytest.fixture
+def demo_embedded(shared_demo_embedded: None) -> None:
+    """The demo with its vectors, built once for this module (tests/catalog/rag/conftest.py)."""
+
+
 def stored() -> set[tuple[str, str, float, str]]:
     rows = Finding.objects.filter(rule="sibling-near-duplicate").values_list("tool__declared_id", "details", "message")
     return {(tool, d["other"], d["cosine"], message) for tool, d, message in rows}
