@@ -36,5 +36,5 @@ class ScopedBearer(HttpBearer):
 
 
 def token_by_hash(token_hash: str) -> ApiToken | None:
-    """The token with this hash (a unique index): every API call's first query."""
-    return ApiToken.objects.filter(token_hash=token_hash).first()
+    """The token with this hash (a unique index) and its owner: every API call's first query."""
+    return ApiToken.objects.select_related("owner").filter(token_hash=token_hash).first()

@@ -482,7 +482,12 @@ class ApiToken(models.Model):
         return _hash_token(raw)
 
     def is_usable(self, now: datetime | None = None) -> bool:
+        """Not revoked, not expired, and its owner (if it has one) still an active user: a deactivated person's
+        tokens stop with their account (a leaver's import token would otherwise still replace catalogs in their
+        name)."""
         now = now or timezone.now()
         if self.revoked_at is not None:
+            return False
+        if self.owner_id is not None and not self.owner.is_active:
             return False
         return self.expires_at is None or self.expires_at > now

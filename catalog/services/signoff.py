@@ -1,7 +1,8 @@
 """Signing off a revision: the safety officer's decision that changes what clinical profiles are served.
 
 The rules (TOOLS.md, "What is in effect"), the same for the page, the API and `manage.py signoff`:
-- only a safety officer decides, never the person who imported the revision;
+- only an active safety officer decides, never the person who imported the revision, nor anyone who imported a
+  change still waiting that the sign-off would put in effect (an older undecided revision it covers);
 - only a system's newest undecided revision is approved: its sign-off covers every change still waiting
   (the older undecided ones are marked superseded by it); changes may be requested on any undecided revision;
 - a weakening change to a tier-high tool needs two approvals from different safety officers (approvals given
@@ -43,6 +44,8 @@ class SignoffResult:
 
 
 def _checked_input(reviewer: Any, decision: str, comment: str) -> str:
+    if not reviewer.is_active:  # `manage.py signoff --as` names a user without signing them in
+        raise GovernanceRefused(f"{reviewer.get_username()} is deactivated and cannot sign off", forbidden=True)
     if not is_safety_officer(reviewer):
         raise GovernanceRefused("only a safety officer may sign off a revision", forbidden=True)
     if decision not in RevisionReview.Decision.values:
@@ -68,6 +71,23 @@ def _refusal(revision: CatalogRevision, reviewer: Any, decision: str) -> Governa
     """Why this reviewer may not take this decision on this revision now, or None."""
     if revision.imported_by_id is not None and revision.imported_by_id == reviewer.pk:
         return GovernanceRefused(f"you imported {revision}; another safety officer must sign it off", forbidden=True)
+    if decision == RevisionReview.Decision.APPROVE:
+        # Approving puts in effect every change still waiting in the system, also those of the older undecided
+        # revisions it covers: none of them may be the reviewer's own (an importer who waited for someone else's
+        # later import could otherwise approve their own change inside it).
+        own = (
+            CatalogRevision.objects.filter(
+                system=revision.system, number__lt=revision.number, review_state__in=UNDECIDED, imported_by=reviewer
+            )
+            .order_by("number")
+            .first()
+        )
+        if own is not None:
+            return GovernanceRefused(
+                f"you imported {own}, whose changes this sign-off would put in effect; another safety officer must "
+                "sign it off",
+                forbidden=True,
+            )
     if decision == RevisionReview.Decision.APPROVE and counted_approvals(revision).filter(reviewer=reviewer).exists():
         return GovernanceRefused(
             f"you already approved {revision}; a second safety officer must approve it too", forbidden=True
@@ -95,9 +115,12 @@ def _state_refusal(revision: CatalogRevision, decision: str) -> str | None:
     return None
 
 
-def revision_review(*, revision_id: int, reviewer: Any, decision: str, comment: str) -> SignoffResult:
+def revision_review(
+    *, revision_id: int, reviewer: Any, decision: str, comment: str, via: str = "console"
+) -> SignoffResult:
     """Approve or request changes on a revision (the rules are in the module docstring). Raises GovernanceRefused
-    with a message for the reviewer; nothing changes then."""
+    with a message for the reviewer; nothing changes then. `via` is recorded in the audit event: "console" for a
+    signed-in officer, "cli --as" for `manage.py signoff`, which names the officer without their signing in."""
     comment = _checked_input(reviewer, decision, comment)
     with transaction.atomic():
         revision = _lock(revision_id)
@@ -129,6 +152,7 @@ def revision_review(*, revision_id: int, reviewer: Any, decision: str, comment: 
                 "approvals": approvals if decision == RevisionReview.Decision.APPROVE else 0,
                 "required": required,
                 "put_in_effect": applied,
+                "via": via,
             },
         )
     return SignoffResult(review, revision, approvals, required, applied)

@@ -45,7 +45,9 @@ class Command(BaseCommand):
             raise CommandError(f"--as {username}: no such user")
         decision = RevisionReview.Decision.REQUEST_CHANGES if request_changes else RevisionReview.Decision.APPROVE
         try:
-            result = revision_review(revision_id=found.pk, reviewer=user, decision=decision, comment=comment)
+            result = revision_review(
+                revision_id=found.pk, reviewer=user, decision=decision, comment=comment, via="cli --as"
+            )
         except GovernanceRefused as exc:
             raise CommandError(f"{found}: refused: {exc.message}") from exc
         if decision == RevisionReview.Decision.REQUEST_CHANGES:

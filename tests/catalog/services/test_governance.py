@@ -100,6 +100,7 @@ def test_safety_officer_approves_a_revision_with_audit(ungated: Any, officer: An
         "approvals": 1,
         "required": 2,
         "put_in_effect": 0,
+        "via": "console",
     }
     with pytest.raises(GovernanceRefused, match="already"):
         revision_review(revision_id=ungated.revision.pk, reviewer=officer, decision="approved", comment="Again")
