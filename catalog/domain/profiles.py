@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 
 from catalog.domain.vocabulary import Availability, Plane
 
@@ -49,3 +49,26 @@ def non_production_active(
             profile_includes=profile_includes,
         )
     )
+
+
+def clinical_profile_problems(stored_clinical: Collection[str], declared: Sequence[tuple[str, bool]]) -> list[str]:
+    """What a manifest may not do to the system's clinical profiles (`stored_clinical`, by id) on its own: make one
+    non-clinical, or drop it. Either would switch the gate off for the runtime that runs under it (what it is
+    served, the boot gate) at import time, with no safety officer involved. `declared` holds the manifest's
+    (profile id, clinical) in its order. Until such a change can be proposed and signed off, it is refused (fail
+    closed): a located problem for each."""
+    problems: list[str] = []
+    seen: set[str] = set()
+    for i, (profile_id, clinical) in enumerate(declared):
+        seen.add(profile_id)
+        if profile_id in stored_clinical and not clinical:
+            problems.append(
+                f"profiles[{i}].clinical: {profile_id} is a clinical profile; an import cannot make it non-clinical "
+                "(declare clinical: true, or remove it from the source with a safety officer's decision)"
+            )
+    for profile_id in sorted(set(stored_clinical) - seen):
+        problems.append(
+            f"profiles: the clinical profile {profile_id} is missing; an import cannot remove a clinical profile "
+            "(declare it again)"
+        )
+    return problems

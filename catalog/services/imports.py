@@ -21,13 +21,14 @@ from catalog.domain.effect import (
     project,
 )
 from catalog.domain.keys import canonical_key, llm_name
-from catalog.domain.manifest import Manifest, load_manifest, manifest_sha256
+from catalog.domain.manifest import Manifest, ManifestError, load_manifest, manifest_sha256
 from catalog.domain.mcp import PIN_FIELDS
 from catalog.domain.ownership import derive_owner
 from catalog.domain.policy import effective_policy_class, effective_retry_class, is_mutating
+from catalog.domain.profiles import clinical_profile_problems
 from catalog.domain.rules.scope import lint_fingerprint
 from catalog.domain.vocabulary import SAFETY_RELEVANT_SECTIONS, ChangeKind, Plane, ReviewState
-from catalog.models import CatalogRevision, CatalogState, OwnershipRule, Team, Tool, ToolChange
+from catalog.models import CatalogProfile, CatalogRevision, CatalogState, OwnershipRule, Team, Tool, ToolChange
 from catalog.rag.domain.text import rag_text_hash
 from catalog.rag.selectors.vectors import tools_needing_vectors
 from catalog.rag.services.siblings import siblings_mark_stale
@@ -114,6 +115,7 @@ def _import_locked(
     state, latest = _lock_system(system)
     if latest is not None and latest.manifest_sha256 == manifest.sha256:
         return ImportResult(system=system, revision=latest, unchanged=True)
+    _refuse_weakened_clinical_profiles(manifest)
     config_changes = config_changes_since(manifest, latest)
     plan, stored_pks = tools_plan(manifest, system)
     if plan.empty and not config_changes:
@@ -156,6 +158,14 @@ def _import_locked(
     # Names this catalog brings or drops may be shadowed by (or shadow) another MCP server's tools.
     transaction.on_commit(lambda: foreign_findings_refresh(system))
     return result
+
+
+def _refuse_weakened_clinical_profiles(manifest: Manifest) -> None:
+    """A clinical profile stays clinical and stays (catalog.domain.profiles.clinical_profile_problems)."""
+    stored = CatalogProfile.objects.filter(system=manifest.system, clinical=True).values_list("slug", flat=True)
+    problems = clinical_profile_problems(set(stored), [(p.id, p.clinical) for p in manifest.profiles])
+    if problems:
+        raise ManifestError(problems)
 
 
 def _unchanged_current(raw: bytes) -> ImportResult | None:
