@@ -41,7 +41,12 @@ def stored() -> tuple[int, int, int]:
 
 
 def test_a_protobuf_export_is_counted_per_tool_and_answered_in_protobuf(client: Client, catalog: None, token: str):
-    spans = [tool_span("listActiveMedications", ms=30), tool_span("list_active_medications", ms=70, error="timeout")]
+    # Both in one minute (usage is rolled up per minute): spans stamped "now" apart can straddle a minute's end.
+    minute = time.time_ns() // 60_000_000_000 * 60_000_000_000 - 60_000_000_000
+    spans = [
+        tool_span("listActiveMedications", ms=30, start_ns=minute + 1_000_000_000),
+        tool_span("list_active_medications", ms=70, error="timeout", start_ns=minute + 2_000_000_000),
+    ]
     response = post(client, token, as_protobuf(export(spans)))
     assert response.status_code == 200, response.content
     assert response["Content-Type"] == PB
