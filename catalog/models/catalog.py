@@ -488,6 +488,6 @@ class ApiToken(models.Model):
         now = now or timezone.now()
         if self.revoked_at is not None:
             return False
-        if self.owner_id is not None and not self.owner.is_active:
+        if self.owner is not None and not self.owner.is_active:
             return False
         return self.expires_at is None or self.expires_at > now
