@@ -27,13 +27,6 @@ def catalog(db: Any) -> dict[str, Tool]:
     return {t.declared_id: t for t in Tool.objects.all()}
 
 
-@pytest.fixture
-def oncall(make_user: Any) -> Client:
-    client = Client()
-    client.force_login(make_user("oscar", "on-call"))
-    return client
-
-
 def called(tool: Tool, ago: timedelta, calls: int = 1) -> None:
     ToolUsage.objects.create(tool=tool, resolution="h", bucket=timezone.now() - ago, calls=calls, duration_counts=[])
 

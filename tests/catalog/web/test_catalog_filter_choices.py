@@ -12,13 +12,6 @@ from tests.catalog.web.test_console_pages import rows
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def oncall(make_user: Any) -> Client:
-    client = Client()
-    client.force_login(make_user("oscar", "on-call"))
-    return client
-
-
 def test_the_filter_choices_follow_each_import(oncall: Client, manifests: Any) -> None:
     from catalog.services.imports import catalog_import
 

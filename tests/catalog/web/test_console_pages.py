@@ -19,13 +19,6 @@ from catalog.models import CatalogRevision, Tool
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def oncall(make_user: Any) -> Client:
-    client = Client()
-    client.force_login(make_user("oscar", "on-call"))
-    return client
-
-
 def rows(client: Client, **params: str) -> list[str]:
     """The tool ids of the catalog table (first page) for these filters."""
     body = client.get("/catalog/", params).content.decode()

@@ -30,11 +30,6 @@ def officer(make_user: Any) -> Client:
     return signed_in(make_user, "olga", "safety-officer")
 
 
-@pytest.fixture
-def oncall(make_user: Any) -> Client:
-    return signed_in(make_user, "oscar", "on-call")
-
-
 NEW_FLOOR = {"policy_domain": "lab", "pattern": "", "system": "", "min_tier": "high", "reason": "orders reach patients"}
 
 

@@ -5,7 +5,6 @@ no class is declared and `mutating` made the tool mutate; a read tool without a 
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import pytest
 from django.test import Client
@@ -13,13 +12,6 @@ from django.test import Client
 from catalog.models import Tool
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def oncall(make_user: Any) -> Client:
-    client = Client()
-    client.force_login(make_user("oscar", "on-call"))
-    return client
 
 
 def effective_policy_class(client: Client, tool: Tool) -> str:
