@@ -58,6 +58,9 @@ class CatalogIndex:
     by_declared_id: dict[str, list[GateTool]] = field(default_factory=lambda: defaultdict(list))
     by_llm_name: dict[str, list[GateTool]] = field(default_factory=lambda: defaultdict(list))
     by_key: dict[str, list[GateTool]] = field(default_factory=lambda: defaultdict(list))
+    # The same under clinical profiles: a tool is called there by the aliases in effect (an added or moved spelling
+    # waits for sign-off, `catalog.domain.effect.aliases_class`).
+    by_key_in_effect: dict[str, list[GateTool]] = field(default_factory=lambda: defaultdict(list))
     profiles: dict[str, GateProfile] = field(default_factory=dict)
     # Tools whose newest declaration awaits sign-off: what clinical profiles are served instead (None: nothing,
     # the tool was never signed off). Every other tool is served as declared.
@@ -82,10 +85,14 @@ def _build(version: tuple[Any, ...]) -> CatalogIndex:
         tool = GateTool(**row)
         index.by_declared_id[tool.declared_id].append(tool)
         index.by_llm_name[tool.llm_name].append(tool)
-        for key in {tool.canonical_key, *(canonical_key(a) for a in aliases), *_mcp_client_keys(tool)}:
+        own = {tool.canonical_key, *_mcp_client_keys(tool)}
+        for key in own | {canonical_key(a) for a in aliases}:
             index.by_key[key].append(tool)
         if awaiting:
             index.in_effect[tool.pk] = _in_effect_tool(tool, in_effect)
+            aliases = (in_effect or {}).get("aliases") or []
+        for key in own | {canonical_key(a) for a in aliases}:
+            index.by_key_in_effect[key].append(tool)
     profiles = CatalogProfile.objects.values_list("slug", "availabilities", "includes", "clinical")
     for slug, availabilities, includes, clinical in profiles:
         index.profiles[slug] = GateProfile(slug, tuple(availabilities or ()), frozenset(includes or ()), clinical)

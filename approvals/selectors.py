@@ -33,19 +33,22 @@ class ToolMatch:
         return self.tool is None and len(self.candidates) > 1
 
 
-def tool_lookup(name: str, *, system: str | None = None, index: CatalogIndex | None = None) -> ToolMatch:
+def tool_lookup(
+    name: str, *, system: str | None = None, index: CatalogIndex | None = None, clinical: bool = False
+) -> ToolMatch:
     """The live tool the runtime means, by any spelling (declared id, LLM name, canonical key, alias).
 
     An exact declared id wins, then an exact LLM name (what the model was shown), then a canonical-key
     or alias match (the two systems may both fold to one key, as `bookAppointment` and
     `book-appointment` do). Two or more equally good matches resolve to nothing: guessing which tool to
-    gate would be the silent failure this gate exists to prevent. One query (the catalog's version).
+    gate would be the silent failure this gate exists to prevent. Under a clinical profile (`clinical`) an alias
+    counts once it is in effect. One query (the catalog's version).
     """
     index = index or catalog_index()
     for found in (
         index.by_declared_id.get(name, []),
         index.by_llm_name.get(name, []),
-        index.by_key.get(canonical_key(name), []),
+        (index.by_key_in_effect if clinical else index.by_key).get(canonical_key(name), []),
     ):
         if system:
             found = [t for t in found if t.system == system]

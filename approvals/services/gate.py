@@ -13,7 +13,7 @@ from approvals.schema import schema_errors
 from approvals.selectors import tool_lookup
 from approvals.services.common import ApprovalRefused
 from catalog.domain.effect import floored_tier
-from catalog.domain.floors import floor_for
+from catalog.domain.floors import floor_for, stricter_floor
 from catalog.domain.profiles import is_plan_eligible
 from catalog.models import Tool
 from catalog.selectors.floors import tier_floors
@@ -64,19 +64,26 @@ def _awaiting(tool: GateTool, label: str, profile: str) -> Evaluation:
     )
 
 
-def _with_floor(tool: GateTool) -> GateTool:
-    """A mutating tool's tier raised to the safety officers' floors (`floored_tier`)."""
+def _with_floor(tool: GateTool, proposed: GateTool) -> GateTool:
+    """A mutating tool's tier raised to the safety officers' floors (`floored_tier`): those the inputs of what is
+    served match, and those of the newest declaration (`proposed`) when it is not what is served (`stricter_floor`)."""
     if not tool.is_mutating:
         return tool
-    floor, _ = floor_for(
-        declared_id=tool.declared_id,
-        llm_name=tool.llm_name,
-        canonical_key=tool.canonical_key,
-        system=tool.system,
-        policy_domain=tool.policy_domain,
-        module=tool.module,
-        category=tool.category,
-        floors=tier_floors(),
+    floors = tier_floors()
+    floor, _ = stricter_floor(
+        *(
+            floor_for(
+                declared_id=inputs.declared_id,
+                llm_name=inputs.llm_name,
+                canonical_key=inputs.canonical_key,
+                system=inputs.system,
+                policy_domain=inputs.policy_domain,
+                module=inputs.module,
+                category=inputs.category,
+                floors=floors,
+            )
+            for inputs in ((tool,) if proposed is tool else (tool, proposed))
+        )
     )
     tier = floored_tier(tool.hitl_tier, floor)
     return tool if tier == tool.hitl_tier else replace(tool, hitl_tier=tier)
@@ -87,7 +94,9 @@ def _looked_up(
 ) -> Evaluation | tuple[GateTool | None, GateProfile]:
     """The tool the name means (None: no live tool) and the profile, or the refusal of an ambiguous name or an
     unknown profile."""
-    match = tool_lookup(tool_name, system=system, index=index)
+    profile_row = index.profiles.get(profile)
+    clinical = profile_row is not None and profile_row.clinical
+    match = tool_lookup(tool_name, system=system, index=index, clinical=clinical)
     if match.ambiguous:
         names = [f"{t.system}:{t.declared_id}" for t in match.candidates]
         return Evaluation(
@@ -97,7 +106,6 @@ def _looked_up(
             "send the exact declared id, or `system` to choose",
             candidates=names,
         )
-    profile_row = index.profiles.get(profile)
     if profile_row is None:
         known = ", ".join(sorted(index.profiles)) or "none"
         return Evaluation(
@@ -134,7 +142,7 @@ def gate_call(
         served = index.served(tool, clinical=profile_row.clinical)
         if served is None:
             return _awaiting(tool, label, profile)
-        tool = _with_floor(served)
+        tool = _with_floor(served, tool)
     outcome = suspend_policy(
         known=tool is not None,
         plan_eligible=tool is not None

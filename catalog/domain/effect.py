@@ -33,6 +33,13 @@ LLM_TEXT_FIELDS: tuple[str, ...] = (
     "input_schema",
 )
 
+# What a tool is called by and what its floors and approver route are derived from (the approval domain falls back
+# on category, then module: `catalog.domain.floors.approval_domain`). A new spelling routes a name the officers never
+# saw to the tool; a changed module or category of a mutating tool can lower its floored tier or move its approvals
+# to another group. Neither is ordered, so both are governed as a whole: see `change_classes`.
+ALIASES = "aliases"
+ROUTE_FIELDS: tuple[str, ...] = ("module", "category")
+
 # Pseudo-fields of a change record for a whole tool coming or going.
 TOOL_ADDED = "tool"
 TOOL_REMOVED = "tool"
@@ -89,8 +96,12 @@ def change_classes(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None)
         for axis in SAFETY_RELEVANT_FIELDS
         if old.get(axis) != new.get(axis)
     }
+    spellings = aliases_class(old.get(ALIASES), new.get(ALIASES))
+    if spellings is not None:
+        classes[ALIASES] = spellings
     if _mutates(old) or _mutates(new):
         classes.update({name: WEAKENING for name in LLM_TEXT_FIELDS if old.get(name) != new.get(name)})
+        classes.update({name: WEAKENING for name in ROUTE_FIELDS if old.get(name) != new.get(name)})
     if old.get("mcp") is not None or new.get("mcp") is not None:
         # An MCP tool is pinned: any change of what the model reads or the gate derives from, on a read-only tool
         # too, waits for sign-off (a server can rewrite a description after review: the "rug pull").
@@ -98,11 +109,22 @@ def change_classes(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None)
     return classes
 
 
+def aliases_class(old: Any, new: Any) -> str | None:
+    """A spelling added (new, or moved here from another tool) weakens; only spellings dropped strengthens; None:
+    the same spellings (order aside)."""
+    before, after = set(old or ()), set(new or ())
+    if before == after:
+        return None
+    return WEAKENING if after - before else STRENGTHENING
+
+
 def project(in_effect: Mapping[str, Any] | None, proposed: Mapping[str, Any]) -> dict[str, Any] | None:
     """The declaration in effect for clinical profiles after `proposed` is imported over `in_effect`.
 
-    Strengthening changes and ungoverned fields (module, aliases, …) take the proposed value; weakening changes keep
-    the value in effect. Nothing in effect stays nothing: a tool that was never signed off waits as a whole.
+    Strengthening changes and ungoverned fields (metadataRef, source, a read tool's module, …) take the proposed
+    value; weakening changes keep the value in effect. Aliases in effect are the spellings both sides have: a dropped
+    one stops routing at once, an added one waits. Nothing in effect stays nothing: a tool that was never signed off
+    waits as a whole.
     """
     if in_effect is None:
         return None
@@ -110,7 +132,10 @@ def project(in_effect: Mapping[str, Any] | None, proposed: Mapping[str, Any]) ->
     if result.get("mcp") is None and "mcp" not in in_effect:
         result.pop("mcp", None)  # a Condor or TUCAN declaration signed off before MCP tools existed: unchanged
     for name, klass in change_classes(in_effect, proposed).items():
-        if klass == WEAKENING:
+        if name == ALIASES:
+            kept = set(in_effect.get(ALIASES) or ())
+            result[ALIASES] = [a for a in proposed.get(ALIASES) or () if a in kept]
+        elif klass == WEAKENING:
             result[name] = in_effect.get(name)
     return result
 

@@ -82,6 +82,19 @@ def floor_for(
     return best, tuple(matched)
 
 
+def stricter_floor(*found: tuple[str | None, tuple[str, ...]]) -> tuple[str | None, tuple[str, ...]]:
+    """The highest of several `floor_for` answers and every floor any of them matched (in order, once each).
+    While a change of a floor's inputs (module, category, policy domain) awaits sign-off, a clinical profile is
+    served the floors of what is in effect and of what is proposed: the strengthening part at once (fail closed)."""
+    best: str | None = None
+    matched: list[str] = []
+    for tier, ids in found:
+        if tier is not None and (best is None or _RANK[tier] > _RANK[best]):
+            best = tier
+        matched.extend(i for i in ids if i not in matched)
+    return best, tuple(matched)
+
+
 def _matches(f: Floor, *, system: str, domain: str, names: tuple[str, ...]) -> bool:
     if f.system and f.system != system:
         return False

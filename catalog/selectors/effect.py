@@ -11,7 +11,7 @@ from typing import Any
 from catalog.core.cache import catalog_version
 from catalog.domain.descriptor import DECLARED_FIELDS
 from catalog.domain.effect import declaration_for, floored_tier
-from catalog.domain.floors import floor_for
+from catalog.domain.floors import floor_for, stricter_floor
 from catalog.domain.keys import llm_name
 from catalog.domain.policy import effective_policy_class, effective_retry_class, is_mutating
 from catalog.domain.profiles import is_plan_eligible
@@ -100,23 +100,32 @@ def _policy(row: dict[str, Any], profile: CatalogProfile, floors: Any) -> ToolPo
     return ToolPolicy(**common, in_effect=True, **_served_policy(row, served, profile, floors))
 
 
-def served_policy(row: Mapping[str, Any], served: Mapping[str, Any], floors: Any) -> dict[str, Any]:
+def served_policy(
+    row: Mapping[str, Any], served: Mapping[str, Any], floors: Any, *, proposed: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """The derived policy of one served declaration (`served`, of the tool `row`): effective class, tier with the
-    floors applied, retry class. What the gate, the effective-policy API and the telemetry checks compare against."""
+    floors applied, retry class. What the gate, the effective-policy API and the telemetry checks compare against.
+    `proposed`: the newest declaration where a clinical profile is served `served` instead; the floors its inputs
+    match apply too (`stricter_floor`)."""
     mutating, policy_class = bool(served["mutating"]), served["policy_class"]
     declared_tier = served["hitl_tier"]
     tier: str | None = declared_tier
     matched: tuple[str, ...] = ()
     if is_mutating(mutating=mutating, policy_class=policy_class):
-        floor, matched = floor_for(
-            declared_id=row["declared_id"],
-            llm_name=llm_name(row["declared_id"]),
-            canonical_key=row["canonical_key"],
-            system=row["system"],
-            policy_domain=served["policy_domain"],
-            module=served["module"],
-            category=served["category"],
-            floors=floors,
+        floor, matched = stricter_floor(
+            *(
+                floor_for(
+                    declared_id=row["declared_id"],
+                    llm_name=llm_name(row["declared_id"]),
+                    canonical_key=row["canonical_key"],
+                    system=row["system"],
+                    policy_domain=inputs["policy_domain"],
+                    module=inputs["module"],
+                    category=inputs["category"],
+                    floors=floors,
+                )
+                for inputs in _floor_inputs(served, proposed)
+            )
         )
         tier = floored_tier(declared_tier, floor)
     return {
@@ -130,11 +139,18 @@ def served_policy(row: Mapping[str, Any], served: Mapping[str, Any], floors: Any
     }
 
 
+def _floor_inputs(served: Mapping[str, Any], proposed: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
+    if proposed is None or proposed is served:
+        return [served]
+    return [served, proposed]
+
+
 def _served_policy(
     row: Mapping[str, Any], served: Mapping[str, Any], profile: CatalogProfile, floors: Any
 ) -> dict[str, Any]:
+    proposed = {name: row[name] for name in DECLARED_FIELDS} if profile.clinical else None
     return {
-        **served_policy(row, served, floors),
+        **served_policy(row, served, floors, proposed=proposed),
         "plan_eligible": is_plan_eligible(
             plane=served["plane"],
             availability=served["availability"],

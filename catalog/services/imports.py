@@ -13,7 +13,6 @@ from catalog.core.audit import Actor, AuditAction, audit_record
 from catalog.domain.descriptor import DECLARED_FIELDS, Descriptor
 from catalog.domain.diff import field_changes, safety_fields
 from catalog.domain.effect import (
-    LLM_TEXT_FIELDS,
     WEAKENING,
     awaits_signoff,
     change_classes,
@@ -22,7 +21,6 @@ from catalog.domain.effect import (
 )
 from catalog.domain.keys import canonical_key, llm_name
 from catalog.domain.manifest import Manifest, ManifestError, load_manifest, manifest_sha256
-from catalog.domain.mcp import PIN_FIELDS
 from catalog.domain.ownership import derive_owner
 from catalog.domain.policy import effective_policy_class, effective_retry_class, is_mutating
 from catalog.domain.profiles import clinical_profile_problems
@@ -440,9 +438,8 @@ def _change(
     """The per-tool change row of this revision: each governed field that changed, classed as strengthening or
     weakening (`catalog.domain.effect`); `before`/`after` are the declarations (None: the tool came or went)."""
     classes = change_classes(before, after)
-    relevant = safety_fields(fields) + [
-        name for name in classes if name in fields and (name in LLM_TEXT_FIELDS or name in PIN_FIELDS)
-    ]
+    axes = safety_fields(fields)
+    relevant = axes + [name for name in classes if name in fields and name not in axes]
     return ToolChange(
         revision=revision,
         tool=tool,

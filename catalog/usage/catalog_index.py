@@ -44,10 +44,12 @@ class UsageIndex:
         return profile not in self.profiles or profile in self.clinical_profiles
 
 
-def _served(row: dict[str, Any], declared: dict[str, Any] | None, floors: Any) -> Served | None:
+def _served(
+    row: dict[str, Any], declared: dict[str, Any] | None, floors: Any, proposed: dict[str, Any] | None = None
+) -> Served | None:
     if declared is None:
         return None
-    policy = served_policy(row, declared, floors)
+    policy = served_policy(row, declared, floors, proposed=proposed)
     return Served(
         policy_class=policy["effective_policy_class"],
         hitl_tier=policy["hitl_tier"],
@@ -72,7 +74,7 @@ def _build(version: tuple[Version, FloorsVersion]) -> UsageIndex:
             canonical_key=row["canonical_key"],
             plane=row["plane"],
             newest=newest,
-            clinical=_served(row, dict(in_effect) if in_effect is not None else None, floors),
+            clinical=_served(row, dict(in_effect) if in_effect is not None else None, floors, proposed=declared),
         )
         keys = {ref.canonical_key, *(canonical_key(a) for a in row["aliases"] or [])}
         server = mcp_server_of(ref.system)

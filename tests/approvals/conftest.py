@@ -28,9 +28,9 @@ PRESCRIPTION_ARGS = {"patientId": PATIENT, "pzn": "01234567", "dosageInstruction
 _keys = itertools.count(1)
 
 
-def load_catalog(manifests: Any) -> None:
-    m = manifests
-    condor_tools = [
+def condor_tools(m: Any) -> list[dict[str, Any]]:
+    """The Condor tools of the approvals tests' catalog (a new list each call: edit it for a later import)."""
+    return [
         m.mutate_tool("prescribeMedication", aliases=["medication.prescribe"]),
         m.mutate_tool("createInvoiceDraft", module="billing", policyDomain="billing", hitlTier="low"),
         m.condor_tool("listActiveMedications"),
@@ -38,8 +38,15 @@ def load_catalog(manifests: Any) -> None:
         m.condor_tool("searchTools", plane="planner-control", module="search", policyDomain=None),
         m.mutate_tool("bookAppointment", module="appointment", policyDomain="appointment", hitlTier="low"),
     ]
-    condor = m.condor(condor_tools, forcedFloors=[], baselineCount=5)
-    signed_import(m.encode(condor), via="test")
+
+
+def condor_catalog(m: Any, tools: list[dict[str, Any]] | None = None) -> bytes:
+    return m.encode(m.condor(condor_tools(m) if tools is None else tools, forcedFloors=[], baselineCount=5))
+
+
+def load_catalog(manifests: Any) -> None:
+    m = manifests
+    signed_import(condor_catalog(m), via="test")
     prescription = m.tucan_tool("create-prescription", "prescriptions", mutating=True)
     prescription["inputSchema"] = PRESCRIPTION_SCHEMA
     tucan = m.tucan(

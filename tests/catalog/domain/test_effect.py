@@ -99,9 +99,31 @@ def test_project_keeps_weakening_values_and_takes_strengthening_ones() -> None:
     assert projected["hitl_tier"] == "high"  # strengthening: at once
     assert projected["rag_description"] == "old text"  # text of a mutating tool: after sign-off
     assert projected["policy_domain"] == "medication"  # a changed domain waits
-    assert projected["module"] == "meds"  # not governed: at once
+    assert projected["module"] == "medication"  # a floor's and an approver route's input: waits on a mutating tool
     assert awaits_signoff(projected, proposed)
     assert project(None, proposed) is None and awaits_signoff(None, proposed)
+
+
+def test_a_new_or_moved_spelling_waits_and_a_dropped_one_stops_routing_at_once() -> None:
+    signed = declared(aliases=["rx", "prescribe"])
+    assert change_classes(signed, declared(aliases=["prescribe", "rx"])) == {}  # order is not a change
+    assert change_classes(signed, declared(aliases=["rx"])) == {"aliases": STRENGTHENING}
+    assert change_classes(signed, declared(aliases=["rx", "book_now"])) == {"aliases": WEAKENING}
+    projected = project(signed, declared(aliases=["rx", "book_now"]))
+    assert projected is not None and projected["aliases"] == ["rx"]  # "prescribe" dropped now, "book_now" waits
+    assert awaits_signoff(projected, declared(aliases=["rx", "book_now"]))
+    # A read tool too: a name routed to it is a name the officers never saw routed there.
+    read = declared(mutating=False, policy_class="read", hitl_tier=None)
+    assert change_classes(read, {**read, "aliases": ["medication.prescribe"]}) == {"aliases": WEAKENING}
+
+
+@pytest.mark.parametrize("route_field", ["module", "category"])
+def test_a_floor_or_route_input_waits_on_a_mutating_tool_and_not_on_a_read_tool(route_field: str) -> None:
+    assert change_classes(declared(), declared(**{route_field: "scheduling"})) == {route_field: WEAKENING}
+    read = declared(mutating=False, policy_class="read", hitl_tier=None)
+    assert change_classes(read, {**read, route_field: "scheduling"}) == {}
+    projected = project(declared(), declared(**{route_field: "scheduling"}))
+    assert projected is not None and projected[route_field] == declared()[route_field]
 
 
 def test_a_strengthening_cannot_be_undone_without_sign_off() -> None:
