@@ -43,6 +43,8 @@ PAGE_ACCESS: dict[str, tuple[str, frozenset[str] | str]] = {
     "tier-floor-add": ("POST", frozenset({roles.SAFETY_OFFICER})),
     "tier-floor-change": ("POST", frozenset({roles.SAFETY_OFFICER})),
     "tier-floor-remove": ("POST", frozenset({roles.SAFETY_OFFICER})),
+    "tier-floor-confirm": ("POST", frozenset({roles.SAFETY_OFFICER})),
+    "tier-floor-keep": ("POST", frozenset({roles.SAFETY_OFFICER})),
     # Card strings (catalog/cards): everyone reads; translators edit; a second person reviews.
     "cards:matrix": ("GET", SIGNED_IN),
     "cards:panel": ("GET", SIGNED_IN),

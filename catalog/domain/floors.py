@@ -25,6 +25,9 @@ REASON_MAX = 2000
 PATTERN_MIN_LITERALS = 3
 
 TIERS: tuple[str, ...] = (HitlTier.LOW.value, HitlTier.HIGH.value)  # in rising order
+# What one safety officer may propose and a second must confirm: the weakenings of a floor.
+REMOVE, LOWER = "remove", "lower"
+PROPOSALS: tuple[str, ...] = (REMOVE, LOWER)
 _RANK = {tier: rank for rank, tier in enumerate(TIERS)}
 _DOMAIN_SHAPE = re.compile(r"[a-z0-9][a-z0-9._-]*")
 # Ids are folded to lower case before matching, so a pattern is written in lower case too; `?`, `*` and
@@ -110,6 +113,11 @@ def tier_with_floor(declared: str | None, floor: str | None) -> str | None:
     if declared is None or _RANK.get(declared, -1) < _RANK[floor]:
         return floor
     return declared
+
+
+def is_lower(tier: str, than: str) -> bool:
+    """Whether `tier` is below `than` (a floor lowered to it weakens)."""
+    return _RANK[tier] < _RANK[than]
 
 
 def is_below(declared: str | None, floor: str | None) -> bool:

@@ -10,7 +10,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from catalog.domain.floors import DOMAIN_MAX, PATTERN_MAX, TIERS, floor_key
+from catalog.domain.floors import DOMAIN_MAX, PATTERN_MAX, PROPOSALS, TIERS, floor_key
 from catalog.domain.vocabulary import SYSTEM_MAX
 
 
@@ -37,6 +37,17 @@ class TierFloor(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
 
+    # A weakening waits for a second safety officer (TOOLS.md, "What is in effect"): one officer proposes the
+    # removal or the lower tier, another confirms it; until then the floor holds as it is. Raising, adding and a
+    # new reason take effect at once.
+    proposal = models.CharField(max_length=10, blank=True, default="", choices=[(p, p) for p in PROPOSALS])
+    proposed_tier = models.CharField(max_length=10, blank=True, default="", help_text="the lower tier proposed")
+    proposal_reason = models.TextField(blank=True, default="")
+    proposed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    proposed_at = models.DateTimeField(null=True, blank=True)
+
     class Meta:
         ordering = ["policy_domain", "pattern", "system"]
         constraints = [
@@ -47,6 +58,21 @@ class TierFloor(models.Model):
             models.CheckConstraint(condition=Q(min_tier__in=TIERS), name="tier_floor_tier_valid"),
             models.CheckConstraint(condition=~Q(reason=""), name="tier_floor_reasoned"),
             models.UniqueConstraint(fields=["policy_domain", "pattern", "system"], name="tier_floor_unique"),
+            # A proposal names who made it, when and why; a lowering names a tier below the floor's.
+            models.CheckConstraint(
+                condition=(
+                    Q(proposal="", proposed_by__isnull=True, proposed_at__isnull=True, proposed_tier="")
+                    | (
+                        Q(proposal__in=PROPOSALS, proposed_by__isnull=False, proposed_at__isnull=False)
+                        & ~Q(proposal_reason="")
+                    )
+                ),
+                name="tier_floor_proposal_complete",
+            ),
+            models.CheckConstraint(
+                condition=Q(proposal="lower", proposed_tier__in=TIERS) | (~Q(proposal="lower") & Q(proposed_tier="")),
+                name="tier_floor_lowering_names_a_tier",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -120,7 +120,7 @@ _TOOL_FIELDS = (
 def floors_overview() -> list[FloorRow]:
     """Every floor with the live mutating tools it catches (as their newest import declares them): two queries
     whatever the number of floors or tools."""
-    rows = _in_page_order(TierFloor.objects.select_related("created_by", "updated_by"))
+    rows = _in_page_order(TierFloor.objects.select_related("created_by", "updated_by", "proposed_by"))
     tools = [
         t
         for t in Tool.objects.live().order_by("system", "declared_id").values(*_TOOL_FIELDS)

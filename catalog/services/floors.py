@@ -1,7 +1,10 @@
 """Safety officers' writes to the HITL tier floors: add, change (tier and reason), remove (with a reason).
 
-Each runs in one transaction with its audit event and re-lints the tier-floor rule for every system, so the
-findings page agrees with the gate the moment the change commits.
+Adding a floor, raising one and rewording its reason take effect at once. Removing a floor or lowering its tier is a
+weakening: one safety officer proposes it (with a reason), a second confirms it (`tier_floor_confirm`), and until
+then the floor holds for the gate, the policy API and the findings exactly as before; any officer may keep the floor
+instead (`tier_floor_keep`). Each write runs in one transaction with its audit event and re-lints the tier-floor
+rule for every system, so the findings page agrees with the gate the moment the change commits.
 """
 
 from __future__ import annotations
@@ -15,9 +18,12 @@ from django.utils import timezone
 from catalog.core.audit import Actor, AuditAction, audit_record
 from catalog.core.permissions import is_safety_officer
 from catalog.domain.floors import (
+    LOWER,
+    REMOVE,
     change_problems,
     floor_key,
     floor_problems,
+    is_lower,
     normalized_domain,
     normalized_pattern,
     reason_problems,
@@ -45,7 +51,7 @@ def _officer(user: Any, what: str) -> None:
 
 
 def audit_state(floor: TierFloor) -> dict[str, Any]:
-    return {
+    state: dict[str, Any] = {
         "key": floor.key,
         "policy_domain": floor.policy_domain or None,
         "pattern": floor.pattern or None,
@@ -53,6 +59,14 @@ def audit_state(floor: TierFloor) -> dict[str, Any]:
         "min_tier": floor.min_tier,
         "reason": floor.reason,
     }
+    if floor.proposal:
+        state["proposal"] = {
+            "what": floor.proposal,
+            "tier": floor.proposed_tier or None,
+            "reason": floor.proposal_reason,
+            "by": floor.proposed_by.get_username() if floor.proposed_by else None,
+        }
+    return state
 
 
 def tier_floor_add(
@@ -92,7 +106,9 @@ def tier_floor_add(
 
 
 def tier_floor_change(*, floor_id: int, min_tier: str, reason: str, changed_by: Any) -> TierFloor:
-    """A floor's new tier and the reason for it (what it matches is its identity: remove it and add another)."""
+    """A floor's new tier and the reason for it (what it matches is its identity: remove it and add another).
+    Raising it or rewording the reason takes effect at once; a lower tier is proposed (`floor.proposal` is set on
+    the floor returned) and waits for a second officer."""
     _officer(changed_by, "change")
     min_tier, reason = (min_tier or "").strip(), (reason or "").strip()
     problems = change_problems(min_tier=min_tier, reason=reason)
@@ -101,6 +117,9 @@ def tier_floor_change(*, floor_id: int, min_tier: str, reason: str, changed_by: 
     with transaction.atomic():
         now = _stamp()
         floor = _locked(floor_id)
+        if is_lower(min_tier, floor.min_tier):
+            _propose(floor, LOWER, tier=min_tier, reason=reason, by=changed_by, now=now)
+            return floor
         before = audit_state(floor)
         if (floor.min_tier, floor.reason) == (min_tier, reason):
             return floor  # nothing changes: no event, no new version
@@ -119,28 +138,111 @@ def tier_floor_change(*, floor_id: int, min_tier: str, reason: str, changed_by: 
     return floor
 
 
-def tier_floor_remove(*, floor_id: int, reason: str, removed_by: Any) -> str:
-    """Remove a floor, saying why; returns its key. The tools it caught keep their declared tier from now on."""
+def tier_floor_remove(*, floor_id: int, reason: str, removed_by: Any) -> TierFloor:
+    """Propose removing a floor, saying why; a second officer confirms it. Returns the floor, which holds until then."""
     _officer(removed_by, "remove")
     reason = (reason or "").strip()
     problems = reason_problems(reason, missing="write why the tools this floor catches no longer need it")
     if problems:
         raise FloorRefused(problems)
     with transaction.atomic():
-        _stamp()
+        now = _stamp()
         floor = _locked(floor_id)
-        key, before = floor.key, audit_state(floor)
-        floor.delete()
+        _propose(floor, REMOVE, tier="", reason=reason, by=removed_by, now=now)
+    return floor
+
+
+def _propose(floor: TierFloor, what: str, *, tier: str, reason: str, by: Any, now: datetime) -> None:
+    """Record a weakening of `floor` (locked) for a second officer; nothing the gate reads changes."""
+    if floor.proposal:
+        raise FloorRefused(
+            {
+                "": f"{floor.key}: {_proposal_text(floor)} awaits a second safety officer; confirm it "
+                "or keep the floor first"
+            }
+        )
+    before = audit_state(floor)
+    floor.proposal, floor.proposed_tier, floor.proposal_reason = what, tier, reason
+    floor.proposed_by, floor.proposed_at = by, now
+    floor.save(update_fields=["proposal", "proposed_tier", "proposal_reason", "proposed_by", "proposed_at"])
+    audit_record(
+        actor=Actor.for_user(by),
+        action=AuditAction.CATALOG_TIER_FLOOR_PROPOSED,
+        object_type=OBJECT_TYPE,
+        object_id=floor.key,
+        before=before,
+        after=audit_state(floor),
+    )
+
+
+def _proposal_text(floor: TierFloor) -> str:
+    who = floor.proposed_by.get_username() if floor.proposed_by else "?"
+    what = "the removal" if floor.proposal == REMOVE else f"lowering it to {floor.proposed_tier}"
+    return f"{what} {who} proposed"
+
+
+def tier_floor_confirm(*, floor_id: int, confirmed_by: Any) -> tuple[str, str]:
+    """A second safety officer confirms the proposed removal or lowering: it takes effect now. Returns the floor's
+    key and what was confirmed (`remove` or `lower`). Refused to the officer who proposed it."""
+    _officer(confirmed_by, "confirm a change to")
+    with transaction.atomic():
+        now = _stamp()
+        floor = _locked(floor_id)
+        what, key = floor.proposal, floor.key
+        if not what:
+            raise FloorRefused({"": f"{key}: nothing awaits confirmation (kept or confirmed meanwhile)"})
+        if floor.proposed_by_id == confirmed_by.pk:
+            raise FloorRefused({"": f"{key}: a second safety officer confirms what you proposed"}, forbidden=True)
+        before = audit_state(floor)
+        decided = {"proposed_by": before["proposal"]["by"], "confirmed_by": confirmed_by.get_username()}
+        if what == REMOVE:
+            floor.delete()
+            after = {"removal_reason": before["proposal"]["reason"], **decided}
+            action = AuditAction.CATALOG_TIER_FLOOR_REMOVED
+        else:
+            floor.min_tier, floor.reason = floor.proposed_tier, floor.proposal_reason
+            _clear(floor)
+            floor.updated_at, floor.updated_by = now, confirmed_by
+            floor.save()
+            after = {**audit_state(floor), **decided}
+            action = AuditAction.CATALOG_TIER_FLOOR_CHANGED
         audit_record(
-            actor=Actor.for_user(removed_by),
-            action=AuditAction.CATALOG_TIER_FLOOR_REMOVED,
+            actor=Actor.for_user(confirmed_by),
+            action=action,
             object_type=OBJECT_TYPE,
             object_id=key,
             before=before,
-            after={"removal_reason": reason},
+            after=after,
         )
         _relint()
-    return key
+    return key, what
+
+
+def tier_floor_keep(*, floor_id: int, kept_by: Any) -> TierFloor:
+    """Keep the floor as it is: the proposed removal or lowering is withdrawn (any safety officer, its proposer too)."""
+    _officer(kept_by, "keep")
+    with transaction.atomic():
+        _stamp()
+        floor = _locked(floor_id)
+        if not floor.proposal:
+            raise FloorRefused({"": f"{floor.key}: nothing awaits confirmation (kept or confirmed meanwhile)"})
+        before = audit_state(floor)
+        _clear(floor)
+        floor.save(update_fields=["proposal", "proposed_tier", "proposal_reason", "proposed_by", "proposed_at"])
+        audit_record(
+            actor=Actor.for_user(kept_by),
+            action=AuditAction.CATALOG_TIER_FLOOR_KEPT,
+            object_type=OBJECT_TYPE,
+            object_id=floor.key,
+            before=before,
+            after=audit_state(floor),
+        )
+    return floor
+
+
+def _clear(floor: TierFloor) -> None:
+    floor.proposal, floor.proposed_tier, floor.proposal_reason = "", "", ""
+    floor.proposed_by, floor.proposed_at = None, None
 
 
 def _stamp() -> datetime:

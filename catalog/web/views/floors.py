@@ -18,6 +18,7 @@ from catalog.core.access import page
 from catalog.core.permissions import is_safety_officer
 from catalog.domain.floors import (
     DOMAIN_MAX,
+    LOWER,
     PATTERN_MAX,
     REASON_MAX,
     TIERS,
@@ -29,7 +30,14 @@ from catalog.domain.vocabulary import HitlTier
 from catalog.models import TierFloor
 from catalog.selectors.catalog import catalog_systems
 from catalog.selectors.floors import floors_overview
-from catalog.services.floors import FloorRefused, tier_floor_add, tier_floor_change, tier_floor_remove
+from catalog.services.floors import (
+    FloorRefused,
+    tier_floor_add,
+    tier_floor_change,
+    tier_floor_confirm,
+    tier_floor_keep,
+    tier_floor_remove,
+)
 
 _TIER_CHOICES = [(t, t) for t in reversed(TIERS)]  # high first: what the seed reserves
 
@@ -183,13 +191,16 @@ def floor_change_view(request: HttpRequest, floor_id: int) -> HttpResponse:
     form = FloorChangeForm(request.POST, auto_id=_ids("change", floor.pk))
     if form.is_valid():
         try:
-            tier_floor_change(floor_id=floor.pk, **form.cleaned_data, changed_by=request.user)
+            changed = tier_floor_change(floor_id=floor.pk, **form.cleaned_data, changed_by=request.user)
         except FloorRefused as exc:
             if exc.forbidden:
                 raise PermissionDenied(exc.message) from exc
             _problems_to(form, exc)
             return _render(request, bound=(floor.pk, form), status=400)
-        messages.success(request, _("Tier floor %(floor)s changed.") % {"floor": floor.key})
+        if changed.proposal == LOWER:
+            messages.success(request, _PROPOSED_LOWER % {"floor": floor.key, "tier": changed.proposed_tier})
+        else:
+            messages.success(request, _("Tier floor %(floor)s changed.") % {"floor": floor.key})
         return redirect(reverse("tier-floors") + f"?floor={floor.pk}#caught")
     return _render(request, bound=(floor.pk, form), status=400)
 
@@ -201,12 +212,54 @@ def floor_remove_view(request: HttpRequest, floor_id: int) -> HttpResponse:
     form = FloorRemoveForm(request.POST, auto_id=_ids("remove", floor.pk))
     if form.is_valid():
         try:
-            key = tier_floor_remove(floor_id=floor.pk, reason=form.cleaned_data["reason"], removed_by=request.user)
+            tier_floor_remove(floor_id=floor.pk, reason=form.cleaned_data["reason"], removed_by=request.user)
         except FloorRefused as exc:
             if exc.forbidden:
                 raise PermissionDenied(exc.message) from exc
             _problems_to(form, exc)
             return _render(request, bound=(floor.pk, form), status=400)
-        messages.success(request, _("Tier floor %(floor)s removed.") % {"floor": key})
-        return redirect("tier-floors")
+        messages.success(request, _PROPOSED_REMOVAL % {"floor": floor.key})
+        return redirect(reverse("tier-floors") + f"#floor-{floor.pk}")
     return _render(request, bound=(floor.pk, form), status=400)
+
+
+_PROPOSED_LOWER = gettext_lazy(
+    "Lowering %(floor)s to %(tier)s proposed: it holds until a second safety officer confirms it."
+)
+_PROPOSED_REMOVAL = gettext_lazy("Removal of %(floor)s proposed: it holds until a second safety officer confirms it.")
+
+
+def _decided(request: HttpRequest, floor_id: int, decide: Any) -> HttpResponse:
+    """Confirm or keep a proposal; a refusal (decided meanwhile, or the proposer confirming) is a message."""
+    floor = _floor(floor_id)
+    try:
+        text = decide(floor)
+    except FloorRefused as exc:
+        messages.error(request, exc.message)
+        return redirect(reverse("tier-floors") + f"#floor-{floor.pk}")
+    messages.success(request, text)
+    return redirect(
+        reverse("tier-floors") + (f"#floor-{floor.pk}" if TierFloor.objects.filter(pk=floor.pk).exists() else "")
+    )
+
+
+@require_POST
+@page("tier-floor-confirm")
+def floor_confirm_view(request: HttpRequest, floor_id: int) -> HttpResponse:
+    def confirm(floor: TierFloor) -> str:
+        key, what = tier_floor_confirm(floor_id=floor.pk, confirmed_by=request.user)
+        if what == LOWER:
+            return _("Tier floor %(floor)s lowered: the gate applies it from the next call.") % {"floor": key}
+        return _("Tier floor %(floor)s removed: the gate no longer applies it.") % {"floor": key}
+
+    return _decided(request, floor_id, confirm)
+
+
+@require_POST
+@page("tier-floor-keep")
+def floor_keep_view(request: HttpRequest, floor_id: int) -> HttpResponse:
+    def keep(floor: TierFloor) -> str:
+        kept = tier_floor_keep(floor_id=floor.pk, kept_by=request.user)
+        return _("Tier floor %(floor)s kept as it is.") % {"floor": kept.key}
+
+    return _decided(request, floor_id, keep)

@@ -7,7 +7,14 @@ from typing import Any
 import pytest
 
 from catalog.models import AuditEvent, Finding, TierFloor
-from catalog.services.floors import FloorRefused, tier_floor_add, tier_floor_change, tier_floor_remove
+from catalog.services.floors import (
+    FloorRefused,
+    tier_floor_add,
+    tier_floor_change,
+    tier_floor_confirm,
+    tier_floor_keep,
+    tier_floor_remove,
+)
 from catalog.services.imports import catalog_import
 
 pytestmark = pytest.mark.django_db
@@ -17,6 +24,11 @@ RULE = "hitl-tier-below-floor"
 @pytest.fixture
 def officer(make_user: Any) -> Any:
     return make_user("olga", "safety-officer")
+
+
+@pytest.fixture
+def second(make_user: Any) -> Any:
+    return make_user("sam", "safety-officer")
 
 
 @pytest.fixture
@@ -55,15 +67,36 @@ def test_an_officer_adds_a_floor_with_its_audit_event_and_the_findings_follow(of
     assert tool == "orderLabTest" and "domain:lab requires at least 'high'" in message
 
 
-def test_changing_the_tier_records_before_and_after_and_clears_the_finding(officer: Any, catalog: None) -> None:
+def test_lowering_the_tier_waits_for_a_second_officer_then_records_both(
+    officer: Any, second: Any, catalog: None
+) -> None:
     floor = add_lab_floor(officer)
-    tier_floor_change(floor_id=floor.pk, min_tier="low", reason="low is enough for orders", changed_by=officer)
+    proposed = tier_floor_change(
+        floor_id=floor.pk, min_tier="low", reason="low is enough for orders", changed_by=officer
+    )
+    assert (proposed.proposal, proposed.proposed_tier, proposed.min_tier) == ("lower", "low", "high")
+    assert AuditEvent.objects.get(action="catalog.tier_floor.weakening_proposed").after["proposal"]["by"] == "olga"
+    assert [t for t, _ in below_floor()] == ["orderLabTest"]  # the floor holds
+    with pytest.raises(FloorRefused) as refused:
+        tier_floor_confirm(floor_id=floor.pk, confirmed_by=officer)
+    assert refused.value.forbidden and "a second safety officer" in refused.value.message
+    assert tier_floor_confirm(floor_id=floor.pk, confirmed_by=second) == ("domain:lab", "lower")
     event = AuditEvent.objects.get(action="catalog.tier_floor.changed")
     assert (event.before["min_tier"], event.after["min_tier"]) == ("high", "low")
+    assert (event.after["proposed_by"], event.after["confirmed_by"]) == ("olga", "sam")
     assert event.after["reason"] == "low is enough for orders"
     assert below_floor() == []
     floor.refresh_from_db()
-    assert floor.updated_by == officer and floor.updated_at > floor.created_at
+    assert floor.updated_by == second and floor.updated_at > floor.created_at and floor.proposal == ""
+
+
+def test_raising_the_tier_or_rewording_takes_effect_at_once(officer: Any, catalog: None) -> None:
+    floor = add_lab_floor(officer, tier="low")
+    raised = tier_floor_change(
+        floor_id=floor.pk, min_tier="high", reason="orders reach the patient", changed_by=officer
+    )
+    assert (raised.min_tier, raised.reason, raised.proposal) == ("high", "orders reach the patient", "")
+    assert [t for t, _ in below_floor()] == ["orderLabTest"]
 
 
 def test_a_change_that_changes_nothing_writes_nothing(officer: Any, catalog: None) -> None:
@@ -72,16 +105,35 @@ def test_a_change_that_changes_nothing_writes_nothing(officer: Any, catalog: Non
     assert not AuditEvent.objects.filter(action="catalog.tier_floor.changed").exists()
 
 
-def test_removing_a_floor_needs_a_reason_and_clears_its_findings(officer: Any, catalog: None) -> None:
+def test_removing_a_floor_needs_a_reason_and_a_second_officer(officer: Any, second: Any, catalog: None) -> None:
     floor = add_lab_floor(officer)
     with pytest.raises(FloorRefused) as refused:
         tier_floor_remove(floor_id=floor.pk, reason="  ", removed_by=officer)
     assert "write why" in refused.value.problems["reason"]
-    assert tier_floor_remove(floor_id=floor.pk, reason="the lab team gates orders", removed_by=officer) == "domain:lab"
+    proposed = tier_floor_remove(floor_id=floor.pk, reason="the lab team gates orders", removed_by=officer)
+    assert proposed.proposal == "remove" and TierFloor.objects.filter(pk=floor.pk).exists()
+    assert [t for t, _ in below_floor()] == ["orderLabTest"]
+    with pytest.raises(FloorRefused) as twice:  # one proposal at a time, also from another officer
+        tier_floor_change(floor_id=floor.pk, min_tier="low", reason="low", changed_by=second)
+    assert "the removal olga proposed awaits a second safety officer" in twice.value.message
+    assert tier_floor_confirm(floor_id=floor.pk, confirmed_by=second) == ("domain:lab", "remove")
     assert not TierFloor.objects.filter(pk=floor.pk).exists()
     event = AuditEvent.objects.get(action="catalog.tier_floor.removed")
-    assert event.before["policy_domain"] == "lab" and event.after == {"removal_reason": "the lab team gates orders"}
+    assert event.before["policy_domain"] == "lab"
+    assert event.after == {"removal_reason": "the lab team gates orders", "proposed_by": "olga", "confirmed_by": "sam"}
     assert below_floor() == []
+
+
+def test_any_officer_keeps_the_floor_and_nothing_is_left_to_confirm(officer: Any, second: Any, catalog: None) -> None:
+    floor = add_lab_floor(officer)
+    tier_floor_remove(floor_id=floor.pk, reason="the lab team gates orders", removed_by=officer)
+    kept = tier_floor_keep(floor_id=floor.pk, kept_by=second)
+    assert kept.proposal == "" and kept.proposed_by is None and kept.min_tier == "high"
+    assert AuditEvent.objects.get(action="catalog.tier_floor.kept").before["proposal"]["what"] == "remove"
+    with pytest.raises(FloorRefused) as refused:
+        tier_floor_confirm(floor_id=floor.pk, confirmed_by=second)
+    assert "nothing awaits confirmation" in refused.value.message
+    assert TierFloor.objects.get(pk=floor.pk).min_tier == "high"
 
 
 def test_only_a_safety_officer_may_touch_the_floors(make_user: Any, officer: Any, catalog: None) -> None:
@@ -93,6 +145,8 @@ def test_only_a_safety_officer_may_touch_the_floors(make_user: Any, officer: Any
     for attempt in (
         lambda: tier_floor_change(floor_id=floor.pk, min_tier="low", reason="x", changed_by=oncall),
         lambda: tier_floor_remove(floor_id=floor.pk, reason="x", removed_by=oncall),
+        lambda: tier_floor_confirm(floor_id=floor.pk, confirmed_by=oncall),
+        lambda: tier_floor_keep(floor_id=floor.pk, kept_by=oncall),
     ):
         with pytest.raises(FloorRefused) as refused:
             attempt()

@@ -97,13 +97,34 @@ def test_a_duplicate_floor_is_refused_beside_its_field(officer: Client, catalog:
     assert "the floor domain:medication exists already: change its tier instead" in response.content.decode()
 
 
-def test_an_officer_changes_a_floors_tier(officer: Client, catalog: None) -> None:
+@pytest.fixture
+def second(make_user: Any) -> Client:
+    return signed_in(make_user, "sam", "safety-officer")
+
+
+def test_lowering_a_floor_is_proposed_by_one_officer_and_confirmed_by_another(
+    officer: Client, second: Client, catalog: None
+) -> None:
     officer.post("/floors/new", NEW_FLOOR)
     floor = TierFloor.objects.get(policy_domain="lab")
     response = officer.post(f"/floors/{floor.pk}/change", {"min_tier": "low", "reason": "the lab team gates orders"})
     assert response.status_code == 302
     floor.refresh_from_db()
-    assert (floor.min_tier, floor.reason) == ("low", "the lab team gates orders")
+    assert (floor.min_tier, floor.proposal, floor.proposed_tier) == ("high", "lower", "low")
+    assert Finding.objects.filter(rule="hitl-tier-below-floor").exists()  # the floor holds
+    page = officer.get(response["Location"]).content.decode()
+    assert "Lowering domain:lab to low proposed: it holds until a second safety officer confirms it." in page
+    card = page.split(f'id="floor-{floor.pk}"')[1].split("</li>")[0]
+    assert "data-own-proposal" in card and f"/floors/{floor.pk}/confirm" not in card  # not for the proposer
+    # The proposer cannot confirm by posting either.
+    officer.post(f"/floors/{floor.pk}/confirm")
+    assert TierFloor.objects.get(pk=floor.pk).min_tier == "high"
+    card = second.get("/floors/").content.decode().split(f'id="floor-{floor.pk}"')[1].split("</li>")[0]
+    assert "lowering to low proposed" in card and "the lab team gates orders" in card
+    confirmed = second.post(f"/floors/{floor.pk}/confirm", follow=True)
+    assert "Tier floor domain:lab lowered: the gate applies it from the next call." in confirmed.content.decode()
+    floor.refresh_from_db()
+    assert (floor.min_tier, floor.reason, floor.proposal) == ("low", "the lab team gates orders", "")
     assert not Finding.objects.filter(rule="hitl-tier-below-floor").exists()
 
 
@@ -117,14 +138,25 @@ def test_a_removal_without_a_reason_comes_back_open_with_its_error(officer: Clie
     assert TierFloor.objects.filter(pk=floor.pk).exists()
 
 
-def test_an_officer_removes_a_floor_with_a_reason(officer: Client, catalog: None) -> None:
+def test_a_removal_is_proposed_then_confirmed_or_kept(officer: Client, second: Client, catalog: None) -> None:
     floor = TierFloor.objects.get(pattern="*prescri*")
     response = officer.post(f"/floors/{floor.pk}/remove", {"reason": "covered by the medication floor"})
-    assert response.status_code == 302 and response["Location"] == "/floors/"
+    assert response.status_code == 302 and response["Location"] == f"/floors/#floor-{floor.pk}"
+    assert TierFloor.objects.get(pk=floor.pk).proposal == "remove"
+    kept = second.post(f"/floors/{floor.pk}/keep", follow=True)
+    assert "Tier floor pattern:*prescri* kept as it is." in kept.content.decode()
+    assert TierFloor.objects.get(pk=floor.pk).proposal == ""
+    officer.post(f"/floors/{floor.pk}/remove", {"reason": "covered by the medication floor"})
+    confirmed = second.post(f"/floors/{floor.pk}/confirm", follow=True)
+    assert "Tier floor pattern:*prescri* removed: the gate no longer applies it." in confirmed.content.decode()
     assert not TierFloor.objects.filter(pk=floor.pk).exists()
     assert AuditEvent.objects.get(action="catalog.tier_floor.removed").after == {
-        "removal_reason": "covered by the medication floor"
+        "removal_reason": "covered by the medication floor",
+        "proposed_by": "olga",
+        "confirmed_by": "sam",
     }
+    late = officer.post(f"/floors/{floor.pk}/confirm")  # a confirmation that arrives after the removal
+    assert late.status_code == 404
 
 
 def test_a_floor_removed_meanwhile_answers_404(officer: Client, catalog: None) -> None:

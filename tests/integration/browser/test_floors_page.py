@@ -1,5 +1,5 @@
-"""The demo safety officer keeps the tier floors in real Chromium: adds one, sees which tools it catches, at 1440 and
-390 px wide."""
+"""The demo safety officers keep the tier floors in real Chromium: one adds a floor, sees which tools it catches,
+proposes removing it, and the second confirms; at 1440 and 390 px wide."""
 
 from __future__ import annotations
 
@@ -67,6 +67,29 @@ def test_officer_adds_a_floor_and_sees_it_catch_the_lab_orders(
     screenshot("floors-390")
     card.scroll_into_view_if_needed()
     page.screenshot(path=str(SCREENSHOTS / "floors-390-card.png"))  # the viewport: what a phone shows
+
+    # Removing is a proposal: the floor holds until a second officer confirms it.
+    card.locator("details.remove textarea").fill("The lab team gates orders in its own system.")
+    card.locator("button", has_text="Propose removing domain:lab").click()
+    page.wait_for_load_state()
+    assert "Removal of domain:lab proposed" in page.locator(".messages").inner_text()
+    proposal = card.locator(".proposal")
+    assert "removal proposed" in proposal.inner_text() and "You proposed it" in proposal.inner_text()
+    assert proposal.locator("button", has_text="Confirm").count() == 0
+    assert TierFloor.objects.filter(policy_domain="lab").exists()
+    assert fits_the_width(page)
+    card.scroll_into_view_if_needed()
+    page.screenshot(path=str(SCREENSHOTS / "floors-390-proposed.png"))
+    page.context.clear_cookies()
+    sign_in(page, live_server.url, "safety-two")
+    page.goto(live_server.url + "/floors/#floor-" + str(TierFloor.objects.get(policy_domain="lab").pk))
+    card.scroll_into_view_if_needed()
+    page.screenshot(path=str(SCREENSHOTS / "floors-390-to-confirm.png"))
+    card.locator("button", has_text="Confirm: remove domain:lab").click()
+    page.wait_for_load_state()
+    assert "Tier floor domain:lab removed" in page.locator(".messages").inner_text()
+    assert page.locator("li.floor[data-floor='domain:lab']").count() == 0
+    assert not TierFloor.objects.filter(policy_domain="lab").exists()
 
     page.click("[data-nav-toggle]")  # on a phone the language switch sits in the opened menu
     page.select_option("#language-switch", "de")
