@@ -66,10 +66,14 @@ def demo_once(django_db_setup: None, django_db_blocker: Any) -> Iterator[None]:
         yield
 
 
-# CI runs the suite twice side by side, on SQLite and on PostgreSQL + Redis (.ci/run sets CONDOR_TEST_PASS to
-# `sqlite` or `postgresql`). What does not depend on the database runs in one of them only: the browser tests (the
-# pages are the same on both) and the heavy tests that walk the demo through every page, role or message. Their home
-# pass is chosen to keep the two passes about as long. `make test` without CONDOR_TEST_PASS runs everything.
+# CI runs the suite in three processes side by side (.ci/run sets CONDOR_TEST_PASS): the whole suite on SQLite
+# (`sqlite`) and on PostgreSQL + Redis (`postgresql`), and beside them the tests that start servers and workers and
+# wait on them (`processes`, on PostgreSQL + Redis with a database of its own): gunicorn, Celery worker and beat,
+# PostgreSQL and Redis stopped and started. Those mostly wait, so they overlap the two CPU-bound passes instead of
+# lengthening one. What does not depend on the database runs in one pass only: the browser tests (the pages are the
+# same on both) and the heavy tests that walk the demo through every page, role or message; each process test
+# starts its processes on a database of its own choosing (a SQLite file, a throw-away cluster) or needs PostgreSQL.
+# `make test` without CONDOR_TEST_PASS runs everything.
 ONE_PASS = {
     "tests/integration/browser/": "sqlite",
     "tests/test_access_matrix.py": "sqlite",
@@ -79,21 +83,39 @@ ONE_PASS = {
     "tests/catalog/web/test_console_pages.py": "sqlite",
     # The fuzzer on PostgreSQL, whose text and integer types refuse what SQLite stores (a NUL, a 2**63).
     "tests/test_api_fuzz.py": "postgresql",
+    "tests/integration/faults/": "processes",
+    "tests/integration/boot/": "processes",
+    "tests/integration/worker/": "processes",
+    "tests/test_worker.py": "processes",
+    "tests/test_processes.py": "processes",
+    "tests/test_production.py": "processes",
+    "tests/approvals/test_worker_beat.py": "processes",
+    "tests/catalog/rag/test_worker_embeds.py": "processes",
 }
-PASSES = ("sqlite", "postgresql")
+DATABASE_PASSES = ("sqlite", "postgresql")
+PASSES = (*DATABASE_PASSES, "processes")
 
 
 def one_pass(config: Any, items: list[pytest.Item]) -> None:
+    """Deselect what another pass runs: in a database pass, what ONE_PASS sends elsewhere; in another pass,
+    everything ONE_PASS does not send there."""
     this_pass = os.environ.get("CONDOR_TEST_PASS", "")
     if not this_pass:
         return
     if this_pass not in PASSES:
         raise pytest.UsageError(f"CONDOR_TEST_PASS={this_pass!r}: use one of {', '.join(PASSES)} (or leave it unset)")
-    elsewhere = [prefix for prefix, home in ONE_PASS.items() if home != this_pass]
-    other = [item for item in items if item.nodeid.startswith(tuple(elsewhere))]
+    here = tuple(prefix for prefix, home in ONE_PASS.items() if home == this_pass)
+    elsewhere = tuple(prefix for prefix, home in ONE_PASS.items() if home != this_pass)
+
+    def runs_here(item: pytest.Item) -> bool:
+        if this_pass in DATABASE_PASSES:
+            return not item.nodeid.startswith(elsewhere)
+        return item.nodeid.startswith(here)
+
+    other = [item for item in items if not runs_here(item)]
     if other:
         config.hook.pytest_deselected(items=other)
-        items[:] = [item for item in items if not item.nodeid.startswith(tuple(elsewhere))]
+        items[:] = [item for item in items if runs_here(item)]
 
 
 def shared_data_check(items: list[pytest.Item]) -> None:

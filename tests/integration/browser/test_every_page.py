@@ -4,7 +4,7 @@ finds no serious or critical accessibility violation (issue 23, "Done means").
 
 axe-core comes from `make browser-assets` (.browser-assets/, pinned in the Makefile). Without it this test is
 skipped, unless CONDOR_REQUIRE_BROWSER is set (CI), which makes it fail. Screenshots go to
-screenshots/every-<role>-<width>-<page>.png (not in git).
+screenshots/every-<role>-<width>-<page>.png (not in git), one per page content a role sees first at a width.
 """
 
 from __future__ import annotations
@@ -136,11 +136,13 @@ def walk(
                 problems.append(f"{name} as {username} at {width} px: {scroll} px wide (scrolls sideways)")
             for action in forbidden_offers(user, tab.evaluate(OFFERED)):
                 problems.append(f"{name} as {username} offers {action}, which {username} may not do")
-            tab.screenshot(path=str(SCREENSHOTS / f"every-{username}-{width}-{name}.png"), full_page=True)
             fingerprint = f"{width} {name} {tab.evaluate(FINGERPRINT)}"
             if fingerprint not in seen or not unseen:
                 seen.add(fingerprint)
                 unseen.append((name, path))
+                # A screenshot of what no earlier role saw the same at this width (and of each role's first page,
+                # for its header): the rest would be copies of one already taken.
+                tab.screenshot(path=str(SCREENSHOTS / f"every-{username}-{width}-{name}.png"), full_page=True)
     return problems, unseen
 
 
