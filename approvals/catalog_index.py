@@ -18,7 +18,8 @@ from catalog.domain.keys import canonical_key
 from catalog.domain.mcp import client_spellings
 from catalog.domain.policy import effective_policy_class, is_mutating
 from catalog.domain.vocabulary import mcp_server_of
-from catalog.models import CatalogProfile, Tool
+from catalog.models import Tool
+from catalog.selectors.served import served_profiles
 
 
 @dataclass(frozen=True)
@@ -93,9 +94,8 @@ def _build(version: tuple[Any, ...]) -> CatalogIndex:
             aliases = (in_effect or {}).get("aliases") or []
         for key in own | {canonical_key(a) for a in aliases}:
             index.by_key_in_effect[key].append(tool)
-    profiles = CatalogProfile.objects.values_list("slug", "availabilities", "includes", "clinical")
-    for slug, availabilities, includes, clinical in profiles:
-        index.profiles[slug] = GateProfile(slug, tuple(availabilities or ()), frozenset(includes or ()), clinical)
+    for p in served_profiles().values():
+        index.profiles[p.slug] = GateProfile(p.slug, p.availabilities, frozenset(p.includes), p.clinical)
     return index
 
 

@@ -66,16 +66,16 @@ def demo_once(django_db_setup: None, django_db_blocker: Any) -> Iterator[None]:
         yield
 
 
-# CI runs the suite in three processes side by side (.ci/run sets CONDOR_TEST_PASS): the whole suite on SQLite
-# (`sqlite`) and on PostgreSQL + Redis (`postgresql`), and beside them the tests that start servers and workers and
-# wait on them (`processes`, on PostgreSQL + Redis with a database of its own): gunicorn, Celery worker and beat,
-# PostgreSQL and Redis stopped and started. Those mostly wait, so they overlap the two CPU-bound passes instead of
-# lengthening one. What does not depend on the database runs in one pass only: the browser tests (the pages are the
-# same on both) and the heavy tests that walk the demo through every page, role or message; each process test
-# starts its processes on a database of its own choosing (a SQLite file, a throw-away cluster) or needs PostgreSQL.
+# CI runs the suite in four processes side by side (.ci/run sets CONDOR_TEST_PASS): the suite on SQLite (`sqlite`)
+# and on PostgreSQL + Redis (`postgresql`); the browser tests in real Chromium on SQLite (`browser`: the pages are
+# the same on both databases); and the tests that start servers and workers and wait on them (`processes`, on
+# PostgreSQL + Redis with a database of its own): gunicorn, Celery worker and beat, PostgreSQL and Redis stopped and
+# started, each on a database of its own choosing (a SQLite file, a throw-away cluster) or on PostgreSQL. Those
+# mostly wait, so they overlap the CPU-bound passes instead of lengthening one. What does not depend on the database
+# runs in one pass only: the heavy tests that walk the demo through every page, role or message on SQLite.
 # `make test` without CONDOR_TEST_PASS runs everything.
 ONE_PASS = {
-    "tests/integration/browser/": "sqlite",
+    "tests/integration/browser/": "browser",
     "tests/test_access_matrix.py": "sqlite",
     "tests/test_i18n_messages.py": "sqlite",
     "tests/catalog/management/test_load_demo.py": "sqlite",
@@ -93,7 +93,7 @@ ONE_PASS = {
     "tests/catalog/rag/test_worker_embeds.py": "processes",
 }
 DATABASE_PASSES = ("sqlite", "postgresql")
-PASSES = (*DATABASE_PASSES, "processes")
+PASSES = (*DATABASE_PASSES, "browser", "processes")
 
 
 def one_pass(config: Any, items: list[pytest.Item]) -> None:

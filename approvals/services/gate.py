@@ -117,6 +117,42 @@ def _looked_up(
     return match.tool, profile_row
 
 
+@dataclass(frozen=True)
+class GateView:
+    """What the gate decides a call with: the live tool the name means as `profile` is served it (floors applied;
+    None: no live tool by that name there), the profile, and whether the tool is plan-eligible under it."""
+
+    tool: GateTool | None
+    profile: GateProfile
+    plan_eligible: bool
+
+
+def gate_view(
+    tool_name: str, *, system: str | None, profile: str, index: CatalogIndex | None = None
+) -> Evaluation | GateView:
+    """The tool a call names as the profile is served it, or the refusal of an ambiguous name, an unknown profile or
+    a tool that awaits its first sign-off under a clinical profile. What `gate_call` decides with, and what the
+    served-catalog agreement test compares with the policy API and resolve."""
+    index = index or catalog_index()
+    found = _looked_up(index, tool_name, system, profile)
+    if isinstance(found, Evaluation):
+        return found
+    tool, profile_row = found
+    if tool is not None:
+        served = index.served(tool, clinical=profile_row.clinical)
+        if served is None:
+            return _awaiting(tool, f"{tool.system}:{tool.declared_id}", profile)
+        tool = _with_floor(served, tool)
+    eligible = tool is not None and is_plan_eligible(
+        plane=tool.plane,
+        availability=tool.availability,
+        declared_id=tool.declared_id,
+        profile_availabilities=profile_row.availabilities,
+        profile_includes=profile_row.includes,
+    )
+    return GateView(tool, profile_row, eligible)
+
+
 def gate_call(
     *,
     tool_name: str,
@@ -130,29 +166,16 @@ def gate_call(
     policy outcome of a call that may run or suspends. Raises ApprovalRefused for arguments the schema refuses.
     A call that names its candidate set is looked up in that set's system (unless it names one) and may only call
     a tool of the set."""
-    index = catalog_index()
     if system is None and claim is not None and claim.served is not None:
         system = claim.served.system
-    found = _looked_up(index, tool_name, system, profile)
-    if isinstance(found, Evaluation):
-        return found
-    tool, profile_row = found
+    view = gate_view(tool_name, system=system, profile=profile)
+    if isinstance(view, Evaluation):
+        return view
+    tool = view.tool
     label = f"{tool.system}:{tool.declared_id}" if tool else repr(tool_name)
-    if tool is not None:
-        served = index.served(tool, clinical=profile_row.clinical)
-        if served is None:
-            return _awaiting(tool, label, profile)
-        tool = _with_floor(served, tool)
     outcome = suspend_policy(
         known=tool is not None,
-        plan_eligible=tool is not None
-        and is_plan_eligible(
-            plane=tool.plane,
-            availability=tool.availability,
-            declared_id=tool.declared_id,
-            profile_availabilities=profile_row.availabilities,
-            profile_includes=profile_row.includes,
-        ),
+        plan_eligible=view.plan_eligible,
         effective_policy_class=tool.effective_policy_class if tool else None,
         is_mutating=tool.is_mutating if tool else False,
         hitl_tier=tool.hitl_tier if tool else None,

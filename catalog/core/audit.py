@@ -51,7 +51,7 @@ class AuditAction(StrEnum):
     CATALOG_TIER_FLOOR_CHANGED = "catalog.tier_floor.changed"
     CATALOG_TIER_FLOOR_REMOVED = "catalog.tier_floor.removed"
     # A removal or lowering one officer proposed (nothing served changes), and a proposal kept back by any officer.
-    CATALOG_TIER_FLOOR_PROPOSED = "catalog.tier_floor.weakening_proposed"
+    CATALOG_TIER_FLOOR_WEAKENING_PROPOSED = "catalog.tier_floor.weakening_proposed"
     CATALOG_TIER_FLOOR_KEPT = "catalog.tier_floor.kept"
     CATALOG_API_TOKEN_CREATED = "catalog.api_token.created"
     CATALOG_API_TOKEN_REVOKED = "catalog.api_token.revoked"

@@ -1,8 +1,10 @@
-"""Plan eligibility of a tool under a catalog profile."""
+"""Plan eligibility of a tool under a catalog profile, and the profile and forced floors served while a change of
+them awaits sign-off."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
 
 from catalog.domain.vocabulary import Availability, Plane
 
@@ -19,6 +21,29 @@ def is_plan_eligible(
     if plane != Plane.BUSINESS:
         return False
     return availability in profile_availabilities or declared_id in profile_includes
+
+
+def served_profile_part(newest: Sequence[str], signed: Sequence[str] | None) -> list[str]:
+    """A clinical profile's availabilities (or includes) as served: the newest import's, narrowed at once to those
+    signed off (a widening waits for sign-off; a profile never signed off makes nothing active yet)."""
+    kept = set(signed or ())
+    return [value for value in newest if value in kept]
+
+
+ForcedFloorRow = tuple[str, str, list[str]]  # (slug, trigger, tool ids)
+
+
+def served_forced_floors(newest: Sequence[ForcedFloorRow], signed: Mapping[str, Any]) -> list[ForcedFloorRow]:
+    """The forced floors as served: every floor of the newest import or of the last sign-off, each with the tools of
+    both (removing a tool from a floor, or a floor, waits for sign-off; adding takes effect at once). In slug order."""
+    merged: dict[str, ForcedFloorRow] = {slug: (slug, trigger, list(tools)) for slug, trigger, tools in newest}
+    for slug, floor in signed.items():
+        tools = [t for t in floor.get("tools") or () if isinstance(t, str)]
+        if slug in merged:
+            merged[slug][2].extend(t for t in tools if t not in merged[slug][2])
+        else:
+            merged[slug] = (slug, str(floor.get("trigger", "")), tools)
+    return [merged[slug] for slug in sorted(merged)]
 
 
 def is_active(

@@ -209,6 +209,11 @@ class CatalogState(models.Model):
     signed_off_at = models.DateTimeField(
         null=True, blank=True, help_text="the last sign-off that changed what is in effect (in the catalog version)"
     )
+    # The configuration a safety officer last signed off (catalog.selectors.served): {"profiles": {slug:
+    # {"availabilities": [...], "includes": [...]}}, "forcedFloors": {slug: {"trigger": ..., "tools": [...]}}}.
+    # Until the next sign-off a clinical profile is served the narrower of it and the newest import's profile, and
+    # every profile the union of its forced floors and the newest import's (fail closed).
+    signed_sections = models.JSONField(default=dict, blank=True)
 
     def __str__(self) -> str:
         return self.system

@@ -17,6 +17,7 @@ from catalog.domain.policy import effective_policy_class, effective_retry_class,
 from catalog.domain.profiles import is_plan_eligible
 from catalog.models import CatalogProfile, Tool
 from catalog.selectors.floors import floors_version, tier_floors
+from catalog.selectors.served import ServedProfile, served_profile
 
 
 def clinical_profiles_exist() -> bool:
@@ -51,7 +52,7 @@ def policy_etag(profile: str, *, system: str | None = None, declared_id: str | N
 
 def effective_policies(*, profile: str, system: str | None = None, declared_id: str | None = None) -> list[ToolPolicy]:
     """Every live tool's policy under `profile` (of one system, or one tool): three queries whatever the size."""
-    found = CatalogProfile.objects.filter(slug=profile).first()
+    found = served_profile(profile)
     if found is None:
         known = ", ".join(CatalogProfile.objects.order_by("slug").values_list("slug", flat=True)) or "none"
         raise UnknownProfile(f"profile: {profile!r} is not a catalog profile (known: {known})")
@@ -74,7 +75,7 @@ def effective_policies(*, profile: str, system: str | None = None, declared_id: 
     return [_policy(row, found, floors) for row in rows]
 
 
-def _policy(row: dict[str, Any], profile: CatalogProfile, floors: Any) -> ToolPolicy:
+def _policy(row: dict[str, Any], profile: ServedProfile, floors: Any) -> ToolPolicy:
     declared = {name: row[name] for name in DECLARED_FIELDS}
     served = declaration_for(clinical=profile.clinical, declared=declared, in_effect=row["in_effect"])
     common = {
@@ -146,7 +147,7 @@ def _floor_inputs(served: Mapping[str, Any], proposed: Mapping[str, Any] | None)
 
 
 def _served_policy(
-    row: Mapping[str, Any], served: Mapping[str, Any], profile: CatalogProfile, floors: Any
+    row: Mapping[str, Any], served: Mapping[str, Any], profile: ServedProfile, floors: Any
 ) -> dict[str, Any]:
     proposed = {name: row[name] for name in DECLARED_FIELDS} if profile.clinical else None
     return {

@@ -18,6 +18,8 @@ from catalog.domain.rules import RULES
 from catalog.domain.vocabulary import SAFETY_RELEVANT_FIELDS, ChangeKind
 from catalog.domain.worddiff import FieldDiff, field_diff
 from catalog.models import CatalogRevision, Finding, RevisionReview, Tool, ToolChange
+from catalog.selectors.effect import served_policy
+from catalog.selectors.floors import tier_floors
 from catalog.selectors.reviews import UNDECIDED, awaiting_tools, counted_approvals, signoffs_required
 
 
@@ -51,6 +53,14 @@ class AwaitingTool:
     fields: list[FieldChange]
     proposed_axes: list[tuple[str, Any]]  # a tool never signed off: its safety-relevant axes as declared
     two_signoffs: bool
+    # What a clinical runtime is served, floors applied: the tier now and after sign-off, and the floors that hold
+    # it after (None for a tool that does not mutate on either side, or was never signed off: nothing is served).
+    served_tier: tuple[str | None, str | None] | None = None
+    floors_after: tuple[str, ...] = ()
+
+    @property
+    def served_tier_changes(self) -> bool:
+        return self.served_tier is not None and self.served_tier[0] != self.served_tier[1]
 
 
 @dataclass(frozen=True)
@@ -142,10 +152,24 @@ def _newest_undecided(system: str) -> CatalogRevision | None:
     )
 
 
-def _awaiting(row: dict[str, Any]) -> AwaitingTool:
+def _served_tiers(
+    row: Mapping[str, Any], in_effect: Mapping[str, Any] | None, declared: Mapping[str, Any], floors: Any
+) -> tuple[tuple[str | None, str | None] | None, tuple[str, ...]]:
+    """The tier a clinical runtime is served now and after sign-off, as the gate and the policy API compute it."""
+    if in_effect is None:
+        return None, ()
+    now = served_policy(row, in_effect, floors, proposed=declared)
+    after = served_policy(row, declared, floors)
+    if now["effective_policy_class"] != "mutate" and after["effective_policy_class"] != "mutate":
+        return None, ()
+    return (now["hitl_tier"], after["hitl_tier"]), after["floors"]
+
+
+def _awaiting(row: dict[str, Any], floors: Any) -> AwaitingTool:
     in_effect = row["in_effect"]
     declared = {name: row[name] for name in DECLARED_FIELDS}
     axes = [] if in_effect is not None else [(name, declared[name]) for name in SAFETY_RELEVANT_FIELDS]
+    served, floors_after = _served_tiers(row, in_effect, declared, floors)
     return AwaitingTool(
         declared_id=row["declared_id"],
         in_effect_revision=row["in_effect_revision__number"] if in_effect is not None else None,
@@ -154,6 +178,8 @@ def _awaiting(row: dict[str, Any]) -> AwaitingTool:
         else [],
         proposed_axes=axes,
         two_signoffs=needs_two_signoffs(in_effect, declared),
+        served_tier=served,
+        floors_after=floors_after,
     )
 
 
@@ -170,14 +196,16 @@ def _counted_usernames(revision: CatalogRevision) -> dict[int, str]:
 
 
 def preview_of(revision: CatalogRevision, counted: dict[int, str] | None = None) -> SignoffPreview:
-    """What approving `revision` (its system's newest undecided one) would put in effect: four queries (two
-    when its counted approvals are passed in)."""
+    """What approving `revision` (its system's newest undecided one) would put in effect, and the tier a clinical
+    runtime is served before and after, floors applied: six queries (four when its counted approvals are passed in;
+    the floors' rows are read only when another process changed them)."""
     rows = (
         awaiting_tools(revision.system)
         .order_by("declared_id")
-        .values("declared_id", "in_effect", "in_effect_revision__number", *DECLARED_FIELDS)
+        .values("system", "declared_id", "canonical_key", "in_effect", "in_effect_revision__number", *DECLARED_FIELDS)
     )
-    tools = [_awaiting(row) for row in rows]
+    floors = tier_floors()
+    tools = [_awaiting(row, floors) for row in rows]
     approvals = list((counted if counted is not None else _counted_usernames(revision)).values())
     return SignoffPreview(revision, tools, approvals, signoffs_required(revision))
 
@@ -212,7 +240,7 @@ def _finding_refs(revision: CatalogRevision) -> tuple[list[FindingRef], list[Fin
 
 
 def revision_detail(system: str, number: int) -> RevisionPage:
-    """Everything the revision page shows, in at most nine queries whatever the number of changes.
+    """Everything the revision page shows, in at most eleven queries whatever the number of changes.
     Raises CatalogRevision.DoesNotExist."""
     revision = CatalogRevision.objects.select_related("imported_by", "superseded_by").get(system=system, number=number)
     changes = [_change_view(c) for c in revision.changes.order_by("-weakening", "-safety_relevant", "declared_id")]

@@ -13,17 +13,17 @@ from catalog.domain.metadata import metadata_v2
 from catalog.domain.profiles import is_plan_eligible
 from catalog.models import (
     Agent,
-    CatalogProfile,
     Tool,
     ToolChange,
 )
+from catalog.selectors.served import ServedProfile, served_profiles
 
 
 @dataclass
 class ToolPage:
     tool: Tool
     manifest_line: ManifestLine
-    eligibility: list[tuple[CatalogProfile, bool]]
+    eligibility: list[tuple[ServedProfile, bool]]
     agents: list[Agent]
     changes: list[ToolChange]
     spellings: list[tuple[Any, str]] = field(default_factory=list)
@@ -68,7 +68,7 @@ def tool_page(system: str, declared_id: str) -> ToolPage:
     tool = Tool.objects.select_related(
         "owner", "owner_rule", "safety_revision", "first_revision", "last_changed_revision", "retired_in"
     ).get(system=system, declared_id=declared_id)
-    profiles = list(CatalogProfile.objects.order_by("slug"))
+    profiles = list(served_profiles().values())
     eligibility = [
         (
             p,

@@ -167,7 +167,7 @@ def _propose(floor: TierFloor, what: str, *, tier: str, reason: str, by: Any, no
     floor.save(update_fields=["proposal", "proposed_tier", "proposal_reason", "proposed_by", "proposed_at"])
     audit_record(
         actor=Actor.for_user(by),
-        action=AuditAction.CATALOG_TIER_FLOOR_PROPOSED,
+        action=AuditAction.CATALOG_TIER_FLOOR_WEAKENING_PROPOSED,
         object_type=OBJECT_TYPE,
         object_id=floor.key,
         before=before,

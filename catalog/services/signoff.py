@@ -25,6 +25,7 @@ from catalog.core.permissions import is_safety_officer
 from catalog.domain.vocabulary import ReviewState
 from catalog.models import CatalogRevision, CatalogState, RevisionReview, Tool
 from catalog.selectors.reviews import UNDECIDED, awaiting_tools, counted_approvals, signoffs_required
+from catalog.selectors.served import signed_sections_now
 from catalog.services.governance import GovernanceRefused
 
 COMMENT_MAX_CHARS = 4000
@@ -159,8 +160,9 @@ def revision_review(
 
 
 def _put_in_effect(revision: CatalogRevision) -> int:
-    """The newest declaration of every awaiting tool goes into effect; older undecided revisions are superseded.
-    Stamps the system's `signed_off_at`, so every process's cached catalog rebuilds."""
+    """The newest declaration of every awaiting tool goes into effect, and the system's stored profiles and forced
+    floors (`signed_sections`); older undecided revisions are superseded. Stamps the system's `signed_off_at`, so
+    every process's cached catalog rebuilds."""
     tools = list(awaiting_tools(revision.system))
     for tool in tools:
         tool.in_effect = tool.declared()
@@ -173,5 +175,7 @@ def _put_in_effect(revision: CatalogRevision) -> int:
     CatalogRevision.objects.filter(
         system=revision.system, number__lt=revision.number, review_state__in=UNDECIDED
     ).update(review_state=ReviewState.SUPERSEDED.value, superseded_by=revision)
-    CatalogState.objects.filter(system=revision.system).update(signed_off_at=timezone.now())
+    CatalogState.objects.filter(system=revision.system).update(
+        signed_off_at=timezone.now(), signed_sections=signed_sections_now(revision.system)
+    )
     return len(tools)

@@ -15,8 +15,9 @@ from typing import Any
 
 from django.db.models import Q
 
-from catalog.models import CatalogProfile, CatalogRevision, ForcedFloor, Tool
+from catalog.models import CatalogRevision, Tool
 from catalog.rag.domain.index import IndexedProfile
+from catalog.selectors.served import served_configuration
 
 Entry = tuple[Tool, dict[str, Any], str]  # (tool, the declaration served, the hash of its embedded text)
 
@@ -88,12 +89,13 @@ def read_catalog(version: Any, previous: CatalogPart | None = None) -> CatalogPa
     for system in whole:
         tools.setdefault(system, {})
         changed[system] = set(tools[system])
-    part = CatalogPart(version, tools, {}, {}, _floors(), {}, {}, marks, changed, whole)
+    profiles, floors = served_configuration()
+    part = CatalogPart(version, tools, {}, {}, floors, {}, {}, marks, changed, whole)
     for system, by_pk in tools.items():
         _views_of(part, system, by_pk, None if system in whole else previous)
     part.profiles.update(
         (p.slug, IndexedProfile(p.slug, p.system, list(p.availabilities), list(p.includes), p.clinical))
-        for p in CatalogProfile.objects.all()
+        for p in profiles.values()
     )
     part.revisions.update((system, mark.revision) for system, mark in marks.items())
     return part
@@ -213,10 +215,3 @@ def _updated(
         else:
             tools.pop(tool.id, None)
     return tools, touched
-
-
-def _floors() -> dict[str, list[tuple[str, str, list[str]]]]:
-    floors: dict[str, list[tuple[str, str, list[str]]]] = {}
-    for floor in ForcedFloor.objects.order_by("system", "slug"):
-        floors.setdefault(floor.system, []).append((floor.slug, floor.trigger, list(floor.tool_ids)))
-    return floors

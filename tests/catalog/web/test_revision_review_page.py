@@ -88,6 +88,37 @@ def test_the_page_shows_badges_word_diffs_findings_and_what_signoff_would_change
     assert 'value="approved"' in page and 'value="changes-requested"' in page
 
 
+def test_the_preview_says_what_a_clinical_runtime_is_served_with_the_floors_applied(
+    people: dict[str, Client], pending: CatalogRevision, users: dict[str, Any]
+) -> None:
+    # prescribeMedication is declared high → low, but the medication floors keep serving it high: sign-off changes
+    # the declaration, not what a clinical runtime gets. The officer must see that, not "high → low".
+    card = body(people["officer"]).split('href="/tools/condor/prescribeMedication/"')[-1].split("</article>")[0]
+    assert 'data-served-tier="high→high"' in card and "before and after sign-off" in card
+    assert "held by domain:medication, pattern:*prescri*" in card
+    # A tool no floor holds: the served tier drops with the sign-off, and the line says so.
+    tools = [
+        *catalog_tools(tier="low", text=NEW_TEXT),
+        mutate_tool("closeEpisode", module="episode", policyDomain="episode"),
+    ]
+    signed_import(encode(condor_manifest(tools)))
+    tools[-1]["hitlTier"] = "low"
+    catalog_import(raw=encode(condor_manifest(tools)), via="test", imported_by=users["importer"])
+    card = body(people["officer"], "/revisions/condor/4/").split('href="/tools/condor/closeEpisode/"')[-1]
+    card = card.split("</article>")[0]
+    assert 'data-served-tier="high→low"' in card and "<del>high</del> → <ins>low</ins>" in card
+
+
+def test_a_decided_revision_no_longer_says_tools_are_left_awaiting(
+    people: dict[str, Client], pending: CatalogRevision
+) -> None:
+    assert "2 tools left awaiting sign-off" in body(people["officer"])
+    post(people["officer"], "approved")
+    post(people["second"], "approved")
+    page = body(people["officer"])
+    assert "left awaiting sign-off" not in page and "2 tools with a weakening change" in page
+
+
 def test_the_importer_sees_why_they_cannot_sign_off(people: dict[str, Client], pending: CatalogRevision) -> None:
     page = body(people["importer"])
     assert "an importer cannot sign off their own import" in page
@@ -188,7 +219,8 @@ def test_the_page_stays_at_a_bounded_number_of_queries(
     for tool in many:
         tool.update(hitlTier="low", ragDescription=tool["ragDescription"] + " Drafts too.")
     catalog_import(raw=encode(condor_manifest(many, forcedFloors=[])), via="test")
-    with django_assert_max_num_queries(17):  # a fixed number, whatever the count of tools (the header's included)
+    # A fixed number, whatever the count of tools (the header's included, and the tier floors the served tiers read).
+    with django_assert_max_num_queries(18):
         page = body(people["officer"])
     assert page.count('class="card change weakening"') == 40 and page.count('class="card awaiting"') == 40
 

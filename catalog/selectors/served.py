@@ -1,0 +1,83 @@
+"""The configuration a runtime is served: each profile's availabilities and includes, and the forced floors, with
+what awaits sign-off held back (TOOLS.md, "What is in effect"). The approvals gate, the effective-policy API,
+resolve's index and the tool page read profiles and forced floors here, never from the rows an import writes.
+
+An import replaces a system's profiles and forced floors at once (the newest import, what a non-clinical profile
+sees); `CatalogState.signed_sections` keeps what the last sign-off put in effect. A clinical profile is served the
+narrower of the two (widening waits, narrowing is at once); every profile is served the union of both forced floors
+(dropping a forced tool waits, adding one is at once)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from catalog.domain.profiles import ForcedFloorRow, served_forced_floors, served_profile_part
+from catalog.models import CatalogProfile, CatalogState, ForcedFloor
+
+
+@dataclass(frozen=True)
+class ServedProfile:
+    slug: str
+    system: str
+    clinical: bool
+    availabilities: tuple[str, ...]
+    includes: tuple[str, ...]
+
+
+def _signed() -> dict[str, dict[str, Any]]:
+    return {
+        system: sections or {} for system, sections in CatalogState.objects.values_list("system", "signed_sections")
+    }
+
+
+def served_configuration() -> tuple[dict[str, ServedProfile], dict[str, list[ForcedFloorRow]]]:
+    """The profiles (by slug) and every system's forced floors as they are served (three queries)."""
+    signed = _signed()
+    return served_profiles(signed), forced_floors(signed)
+
+
+def served_profiles(signed: dict[str, dict[str, Any]] | None = None) -> dict[str, ServedProfile]:
+    """Every catalog profile as it is served, by slug (two queries; one when `signed` is passed in)."""
+    signed = _signed() if signed is None else signed
+    served: dict[str, ServedProfile] = {}
+    for p in CatalogProfile.objects.order_by("slug"):
+        availabilities, includes = list(p.availabilities or ()), list(p.includes or ())
+        if p.clinical:
+            kept = (signed.get(p.system, {}).get("profiles") or {}).get(p.slug)
+            availabilities = served_profile_part(availabilities, kept.get("availabilities") if kept else None)
+            includes = served_profile_part(includes, kept.get("includes") if kept else None)
+        served[p.slug] = ServedProfile(p.slug, p.system, p.clinical, tuple(availabilities), tuple(includes))
+    return served
+
+
+def served_profile(slug: str) -> ServedProfile | None:
+    return served_profiles().get(slug)
+
+
+def forced_floors(signed: dict[str, dict[str, Any]] | None = None) -> dict[str, list[ForcedFloorRow]]:
+    """Every system's forced floors as they are served (two queries; one when `signed` is passed in)."""
+    signed = _signed() if signed is None else signed
+    newest: dict[str, list[ForcedFloorRow]] = {}
+    for floor in ForcedFloor.objects.order_by("system", "slug"):
+        newest.setdefault(floor.system, []).append((floor.slug, floor.trigger, list(floor.tool_ids)))
+    served: dict[str, list[ForcedFloorRow]] = {}
+    for system, sections in signed.items():
+        kept = sections.get("forcedFloors") or {}
+        if newest.get(system) or kept:
+            served[system] = served_forced_floors(newest.get(system, []), kept)
+    return served
+
+
+def signed_sections_now(system: str) -> dict[str, Any]:
+    """The system's stored profiles and forced floors, as a sign-off records them in `signed_sections`."""
+    return {
+        "profiles": {
+            p.slug: {"availabilities": list(p.availabilities or ()), "includes": list(p.includes or ())}
+            for p in CatalogProfile.objects.filter(system=system)
+        },
+        "forcedFloors": {
+            f.slug: {"trigger": f.trigger, "tools": list(f.tool_ids or ())}
+            for f in ForcedFloor.objects.filter(system=system)
+        },
+    }
