@@ -91,6 +91,10 @@ ONE_PASS = {
     "tests/test_production.py": "processes",
     "tests/approvals/test_worker_beat.py": "processes",
     "tests/catalog/rag/test_worker_embeds.py": "processes",
+    # Commands run as processes on a SQLite file (or memory) of their own, whatever the pass's database.
+    "tests/catalog/management/test_import_command_output.py": "processes",
+    "tests/catalog/management/test_commands.py::test_import_catalog_exits_non_zero_from_a_shell": "processes",
+    "tests/test_startup_imports.py": "processes",
 }
 DATABASE_PASSES = ("sqlite", "postgresql")
 PASSES = (*DATABASE_PASSES, "browser", "processes")

@@ -149,7 +149,8 @@ def _floor_inputs(served: Mapping[str, Any], proposed: Mapping[str, Any] | None)
 def _served_policy(
     row: Mapping[str, Any], served: Mapping[str, Any], profile: ServedProfile, floors: Any
 ) -> dict[str, Any]:
-    proposed = {name: row[name] for name in DECLARED_FIELDS} if profile.clinical else None
+    # What awaits sign-off differs from what is served: its floors apply too (nothing else does: one floor match).
+    proposed = {name: row[name] for name in DECLARED_FIELDS} if profile.clinical and row["awaiting_signoff"] else None
     return {
         **served_policy(row, served, floors, proposed=proposed),
         "plan_eligible": is_plan_eligible(

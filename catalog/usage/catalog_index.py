@@ -62,7 +62,8 @@ def _build(version: tuple[Version, FloorsVersion]) -> UsageIndex:
     floors = tier_floors()
     index = UsageIndex(version)
     rows = Tool.objects.live().order_by("system", "declared_id")
-    for row in rows.values("pk", "system", "declared_id", "canonical_key", "aliases", "in_effect", *DECLARED_FIELDS):
+    fields = ("pk", "system", "declared_id", "canonical_key", "aliases", "in_effect", "awaiting_signoff")
+    for row in rows.values(*fields, *DECLARED_FIELDS):
         declared = {name: row[name] for name in DECLARED_FIELDS}
         newest = _served(row, declared, floors)
         assert newest is not None
@@ -74,7 +75,12 @@ def _build(version: tuple[Version, FloorsVersion]) -> UsageIndex:
             canonical_key=row["canonical_key"],
             plane=row["plane"],
             newest=newest,
-            clinical=_served(row, dict(in_effect) if in_effect is not None else None, floors, proposed=declared),
+            clinical=_served(
+                row,
+                dict(in_effect) if in_effect is not None else None,
+                floors,
+                proposed=declared if row["awaiting_signoff"] else None,
+            ),
         )
         keys = {ref.canonical_key, *(canonical_key(a) for a in row["aliases"] or [])}
         server = mcp_server_of(ref.system)

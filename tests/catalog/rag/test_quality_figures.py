@@ -36,11 +36,11 @@ from tests.catalog.rag.conftest import CountingEmbedder
 
 # The index's freshness check per case (catalog version, vectors version): what resolving a case costs today.
 QUERIES_PER_CASE = 2
-# Bringing the index up to date once (catalog and vector versions, revisions, tools, profiles, floors; the vectors'
-# listing: the rows since the last one, every row of the tools among them, the count check, and a whole read when
-# the count disagrees, as when an earlier test's rows were rolled back; their blobs, one read per system), the
-# run's revisions, and its insert: constant per run, whatever the case count.
-QUERIES_PER_RUN = 12
+# Bringing the index up to date once (catalog and vector versions, revisions, tools, profiles, forced floors and
+# what was signed off of them; the vectors' listing: the rows since the last one, every row of the tools among them,
+# the count check, and a whole read when the count disagrees, as when an earlier test's rows were rolled back; their
+# blobs, one read per system), the run's revisions, and its insert: constant per run, whatever the case count.
+QUERIES_PER_RUN = 13
 
 
 def hit(case_id: str, rank: int | None) -> RankedCase:
