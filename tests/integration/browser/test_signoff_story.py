@@ -120,6 +120,9 @@ def test_two_safety_officers_sign_off_what_the_importer_cannot(
     assert "what sign-off would change" in preview.inner_text().lower()
     sign_document = preview.locator("article.awaiting", has_text="signDocument")
     assert sign_document.locator("del").inner_text() == "high" and sign_document.locator("ins").inner_text() == "low"
+    # ...declared high → low, but its floors keep serving it high: the page says what sign-off changes for a runtime.
+    served = sign_document.locator(".served-tier").inner_text()
+    assert "high before and after sign-off" in served and "held by" in served, served
     assert preview.locator("article.awaiting", has_text="recordClinicalNote").count() == 1
     findings = safety.locator("section[aria-labelledby=findings-h]")
     assert findings.locator("li", has_text="hitl-tier-below-floor").locator("a", has_text="signDocument").count() == 1
