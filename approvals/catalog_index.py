@@ -87,12 +87,15 @@ def _build(version: tuple[Any, ...]) -> CatalogIndex:
         index.by_declared_id[tool.declared_id].append(tool)
         index.by_llm_name[tool.llm_name].append(tool)
         own = {tool.canonical_key, *_mcp_client_keys(tool)}
-        for key in own | {canonical_key(a) for a in aliases}:
+        keys = own | {canonical_key(a) for a in aliases} if aliases else own
+        for key in keys:
             index.by_key[key].append(tool)
         if awaiting:
             index.in_effect[tool.pk] = _in_effect_tool(tool, in_effect)
-            aliases = (in_effect or {}).get("aliases") or []
-        for key in own | {canonical_key(a) for a in aliases}:
+            signed = (in_effect or {}).get("aliases") or []
+            if signed != aliases:
+                keys = own | {canonical_key(a) for a in signed}
+        for key in keys:
             index.by_key_in_effect[key].append(tool)
     for p in served_profiles().values():
         index.profiles[p.slug] = GateProfile(p.slug, p.availabilities, frozenset(p.includes), p.clinical)
