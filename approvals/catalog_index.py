@@ -48,6 +48,7 @@ class GateProfile:
     availabilities: tuple[str, ...]
     includes: frozenset[str]
     clinical: bool = False
+    system: str = ""  # the system that declared it: its includes name that system's tools
 
 
 GATE_TOOL_FIELDS = tuple(f for f in GateTool.__dataclass_fields__ if f != "pk")
@@ -98,7 +99,7 @@ def _build(version: tuple[Any, ...]) -> CatalogIndex:
         for key in keys:
             index.by_key_in_effect[key].append(tool)
     for p in served_profiles().values():
-        index.profiles[p.slug] = GateProfile(p.slug, p.availabilities, frozenset(p.includes), p.clinical)
+        index.profiles[p.slug] = GateProfile(p.slug, p.availabilities, frozenset(p.includes), p.clinical, p.system)
     return index
 
 

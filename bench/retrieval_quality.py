@@ -249,6 +249,7 @@ def candidates(manifest: Manifest, profile_id: str | None) -> list[str]:
             declared_id=t.declared_id,
             profile_availabilities=profile.availability,
             profile_includes=profile.include,
+            same_system=True,  # one manifest's profile and tools
         )
     ]
 

@@ -149,6 +149,7 @@ def gate_view(
         declared_id=tool.declared_id,
         profile_availabilities=profile_row.availabilities,
         profile_includes=profile_row.includes,
+        same_system=tool.system == profile_row.system,
     )
     return GateView(tool, profile_row, eligible)
 

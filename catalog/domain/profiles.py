@@ -16,11 +16,14 @@ def is_plan_eligible(
     declared_id: str,
     profile_availabilities: Collection[str],
     profile_includes: Collection[str],
+    same_system: bool,
 ) -> bool:
-    """Only business tools are plan-eligible, and only when the profile makes them active."""
+    """Only business tools are plan-eligible, and only when the profile makes them active. A profile's includes name
+    tools of its own system (the importer checks them against its manifest): another system's tool of the same id is
+    not included (`same_system` False), or a preview MCP tool could become active under a clinical profile."""
     if plane != Plane.BUSINESS:
         return False
-    return availability in profile_availabilities or declared_id in profile_includes
+    return availability in profile_availabilities or (same_system and declared_id in profile_includes)
 
 
 def served_profile_part(newest: Sequence[str], signed: Sequence[str] | None) -> list[str]:

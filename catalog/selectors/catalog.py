@@ -24,6 +24,7 @@ from catalog.models import (
     Tool,
 )
 from catalog.models.catalog import SORTED_BY
+from catalog.selectors.served import ServedProfile, served_profile
 from catalog.usage.selectors.health import called_recently
 
 # Sort keys the catalog accepts (the URL names them; a leading "-" sorts descending). Each ends in (declared_id,
@@ -230,7 +231,7 @@ class CatalogRows:
 
 def plan_eligible_q(profile_slug: str) -> Q:
     """Plan eligibility as a filter: business plane, and an allowed availability or an explicit include."""
-    profile = CatalogProfile.objects.filter(slug=profile_slug).first()
+    profile = served_profile(profile_slug)
     return plan_eligible_q_for(profile) if profile else Q(pk__in=[])
 
 
@@ -279,7 +280,9 @@ def imported_catalog_systems() -> list[str]:
 _KEPT = PerCatalogVersion(_kept_of)
 
 
-def plan_eligible_q_for(profile: CatalogProfile) -> Q:
+def plan_eligible_q_for(profile: ServedProfile) -> Q:
+    """Plan eligibility under a profile as it is served (catalog.selectors.served: a clinical profile's widening
+    waits for sign-off)."""
     return Q(plane="business") & (
         Q(availability__in=profile.availabilities) | Q(system=profile.system, declared_id__in=profile.includes)
     )

@@ -13,9 +13,10 @@ from django.db.models import (
 from catalog.core.cache import PerCatalogVersion, Version
 from catalog.domain.rules import RULES
 from catalog.domain.vocabulary import Plane, ReviewState
-from catalog.models import CatalogProfile, CatalogRevision, CatalogState, Finding, Tool
+from catalog.models import CatalogRevision, CatalogState, Finding, Tool
 from catalog.rag.selectors.vectors import embedding_status
 from catalog.selectors.catalog import plan_eligible_q_for
+from catalog.selectors.served import ServedProfile, served_profiles
 
 
 @dataclass(frozen=True)
@@ -38,13 +39,13 @@ class ToolCounts:
     by_plane: list[tuple[str, str, int]]
     by_availability: list[tuple[str, str, int]]
     by_policy: list[tuple[str, str, int]]
-    eligible: list[tuple[CatalogProfile, int]]
+    eligible: list[tuple[ServedProfile, int]]
 
 
 def _tool_counts(version: Version) -> ToolCounts:
     """One GROUP BY over the live tools' small columns (and each profile's explicit includes counted in the same
     pass); every figure of the dashboard's tool charts is a sum over its rows."""
-    profiles = list(CatalogProfile.objects.order_by("slug"))
+    profiles = list(served_profiles().values())
     extra = {f"p{i}": Count("pk", filter=plan_eligible_q_for(p)) for i, p in enumerate(profiles)}
     rows = list(
         Tool.objects.live()

@@ -159,5 +159,6 @@ def _served_policy(
             declared_id=row["declared_id"],
             profile_availabilities=profile.availabilities,
             profile_includes=profile.includes,
+            same_system=row["system"] == profile.system,
         ),
     }

@@ -75,9 +75,10 @@ def tool_page(system: str, declared_id: str) -> ToolPage:
             is_plan_eligible(
                 plane=tool.plane,
                 availability=tool.availability,
-                declared_id=tool.declared_id if p.system == tool.system else "",
+                declared_id=tool.declared_id,
                 profile_availabilities=p.availabilities,
                 profile_includes=p.includes,
+                same_system=p.system == tool.system,
             ),
         )
         for p in profiles

@@ -153,6 +153,7 @@ def _eligible(t: IndexedTool, profile: IndexedProfile) -> bool:
         declared_id=t.declared_id,
         profile_availabilities=profile.availabilities,
         profile_includes=profile.includes,
+        same_system=t.system == profile.system,
     )
 
 

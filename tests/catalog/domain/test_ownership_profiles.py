@@ -47,9 +47,18 @@ def test_plan_eligibility(plane: str, availability: str, include: list[str], eli
             declared_id="tool",
             profile_availabilities=["production"],
             profile_includes=include,
+            same_system=True,
         )
         is eligible
     )
+
+
+def test_a_profile_includes_only_its_own_systems_tool_of_that_id() -> None:
+    # An MCP server's preview tool named like a Condor tool the clinical profile includes stays inactive there.
+    included = {"profile_availabilities": ["production"], "profile_includes": ["draftReferralLetter"]}
+    tool = {"plane": "business", "availability": "preview", "declared_id": "draftReferralLetter"}
+    assert is_plan_eligible(**tool, **included, same_system=True)
+    assert not is_plan_eligible(**tool, **included, same_system=False)
 
 
 def test_non_production_active_lists_only_active_non_production_tools() -> None:

@@ -91,6 +91,7 @@ def test_expected_tools_are_plan_eligible_business_tools(case: dict[str, Any]) -
             declared_id=tool.declared_id,
             profile_availabilities=availabilities,
             profile_includes=includes,
+            same_system=True,  # the case's profile and tools are of one manifest
         ), f"{case['id']}: {tool_id} ({tool.availability}) is not plan-eligible under {case['profile']}"
 
 

@@ -28,9 +28,10 @@ def test_the_filter_and_the_function_pick_the_same_tools(db: Any) -> None:
             if is_plan_eligible(
                 plane=t.plane,
                 availability=t.availability,
-                declared_id=t.declared_id if t.system == profile.system else "",
+                declared_id=t.declared_id,
                 profile_availabilities=profile.availabilities,
                 profile_includes=profile.includes,
+                same_system=t.system == profile.system,
             )
         }
         assert by_filter == by_function, profile.slug
