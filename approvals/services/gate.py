@@ -13,8 +13,8 @@ from approvals.schema import schema_errors
 from approvals.selectors import tool_lookup
 from approvals.services.common import ApprovalRefused
 from catalog.domain.effect import floored_tier
-from catalog.domain.floors import floor_for, stricter_floor
-from catalog.domain.profiles import is_plan_eligible
+from catalog.domain.floors import floor_for_inputs
+from catalog.domain.profiles import plan_eligible_under
 from catalog.models import Tool
 from catalog.selectors.floors import tier_floors
 
@@ -66,24 +66,16 @@ def _awaiting(tool: GateTool, label: str, profile: str) -> Evaluation:
 
 def _with_floor(tool: GateTool, proposed: GateTool) -> GateTool:
     """A mutating tool's tier raised to the safety officers' floors (`floored_tier`): those the inputs of what is
-    served match, and those of the newest declaration (`proposed`) when it is not what is served (`stricter_floor`)."""
+    served match, and those of the newest declaration (`proposed`) when it is not what is served."""
     if not tool.is_mutating:
         return tool
-    floors = tier_floors()
-    floor, _ = stricter_floor(
-        *(
-            floor_for(
-                declared_id=inputs.declared_id,
-                llm_name=inputs.llm_name,
-                canonical_key=inputs.canonical_key,
-                system=inputs.system,
-                policy_domain=inputs.policy_domain,
-                module=inputs.module,
-                category=inputs.category,
-                floors=floors,
-            )
-            for inputs in ((tool,) if proposed is tool else (tool, proposed))
-        )
+    floor, _ = floor_for_inputs(
+        declared_id=tool.declared_id,
+        llm_name=tool.llm_name,
+        canonical_key=tool.canonical_key,
+        system=tool.system,
+        inputs=[(t.policy_domain, t.module, t.category) for t in (tool, proposed)],
+        floors=tier_floors(),
     )
     tier = floored_tier(tool.hitl_tier, floor)
     return tool if tier == tool.hitl_tier else replace(tool, hitl_tier=tier)
@@ -143,13 +135,8 @@ def gate_view(
         if served is None:
             return _awaiting(tool, f"{tool.system}:{tool.declared_id}", profile)
         tool = _with_floor(served, tool)
-    eligible = tool is not None and is_plan_eligible(
-        plane=tool.plane,
-        availability=tool.availability,
-        declared_id=tool.declared_id,
-        profile_availabilities=profile_row.availabilities,
-        profile_includes=profile_row.includes,
-        same_system=tool.system == profile_row.system,
+    eligible = tool is not None and plan_eligible_under(
+        profile_row, plane=tool.plane, availability=tool.availability, declared_id=tool.declared_id, system=tool.system
     )
     return GateView(tool, profile_row, eligible)
 

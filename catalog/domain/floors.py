@@ -98,6 +98,38 @@ def stricter_floor(*found: tuple[str | None, tuple[str, ...]]) -> tuple[str | No
     return best, tuple(matched)
 
 
+FloorInputs = tuple[str | None, str, str]  # (policy domain, module, category): what a floor's domain is derived from
+
+
+def floor_for_inputs(
+    *,
+    declared_id: str,
+    llm_name: str,
+    canonical_key: str,
+    system: str,
+    inputs: Iterable[FloorInputs],
+    floors: Iterable[Floor],
+) -> tuple[str | None, tuple[str, ...]]:
+    """`floor_for` of one tool over each of its inputs (the declaration served, and the one awaiting sign-off when its
+    module, category or policy domain differ), the stricter (`stricter_floor`)."""
+    floors = tuple(floors)
+    return stricter_floor(
+        *(
+            floor_for(
+                declared_id=declared_id,
+                llm_name=llm_name,
+                canonical_key=canonical_key,
+                system=system,
+                policy_domain=domain,
+                module=module,
+                category=category,
+                floors=floors,
+            )
+            for domain, module, category in dict.fromkeys(inputs)
+        )
+    )
+
+
 def _matches(f: Floor, *, system: str, domain: str, names: tuple[str, ...]) -> bool:
     if f.system and f.system != system:
         return False

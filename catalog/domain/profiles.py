@@ -4,7 +4,7 @@ them awaits sign-off."""
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from catalog.domain.vocabulary import Availability, Plane
 
@@ -24,6 +24,31 @@ def is_plan_eligible(
     if plane != Plane.BUSINESS:
         return False
     return availability in profile_availabilities or (same_system and declared_id in profile_includes)
+
+
+class ProfileView(Protocol):
+    """What eligibility needs of a profile (the served profile, the gate's and resolve's copies of it)."""
+
+    @property
+    def system(self) -> str: ...
+
+    @property
+    def availabilities(self) -> Collection[str]: ...
+
+    @property
+    def includes(self) -> Collection[str]: ...
+
+
+def plan_eligible_under(profile: ProfileView, *, plane: str, availability: str, declared_id: str, system: str) -> bool:
+    """`is_plan_eligible` of a tool of `system` under `profile`: every reader of what is served asks this."""
+    return is_plan_eligible(
+        plane=plane,
+        availability=availability,
+        declared_id=declared_id,
+        profile_availabilities=profile.availabilities,
+        profile_includes=profile.includes,
+        same_system=system == profile.system,
+    )
 
 
 def served_profile_part(newest: Sequence[str], signed: Sequence[str] | None) -> list[str]:

@@ -11,10 +11,10 @@ from typing import Any
 from catalog.core.cache import catalog_version
 from catalog.domain.descriptor import DECLARED_FIELDS
 from catalog.domain.effect import declaration_for, floored_tier
-from catalog.domain.floors import floor_for, stricter_floor
+from catalog.domain.floors import floor_for_inputs
 from catalog.domain.keys import llm_name
 from catalog.domain.policy import effective_policy_class, effective_retry_class, is_mutating
-from catalog.domain.profiles import is_plan_eligible
+from catalog.domain.profiles import plan_eligible_under
 from catalog.models import CatalogProfile, Tool
 from catalog.selectors.floors import floors_version, tier_floors
 from catalog.selectors.served import ServedProfile, served_profile
@@ -107,26 +107,19 @@ def served_policy(
     """The derived policy of one served declaration (`served`, of the tool `row`): effective class, tier with the
     floors applied, retry class. What the gate, the effective-policy API and the telemetry checks compare against.
     `proposed`: the newest declaration where a clinical profile is served `served` instead; the floors its inputs
-    match apply too (`stricter_floor`)."""
+    match apply too (`floor_for_inputs`)."""
     mutating, policy_class = bool(served["mutating"]), served["policy_class"]
     declared_tier = served["hitl_tier"]
     tier: str | None = declared_tier
     matched: tuple[str, ...] = ()
     if is_mutating(mutating=mutating, policy_class=policy_class):
-        floor, matched = stricter_floor(
-            *(
-                floor_for(
-                    declared_id=row["declared_id"],
-                    llm_name=llm_name(row["declared_id"]),
-                    canonical_key=row["canonical_key"],
-                    system=row["system"],
-                    policy_domain=inputs["policy_domain"],
-                    module=inputs["module"],
-                    category=inputs["category"],
-                    floors=floors,
-                )
-                for inputs in _floor_inputs(served, proposed)
-            )
+        floor, matched = floor_for_inputs(
+            declared_id=row["declared_id"],
+            llm_name=llm_name(row["declared_id"]),
+            canonical_key=row["canonical_key"],
+            system=row["system"],
+            inputs=[(d["policy_domain"], d["module"], d["category"]) for d in (served, proposed) if d is not None],
+            floors=floors,
         )
         tier = floored_tier(declared_tier, floor)
     return {
@@ -140,12 +133,6 @@ def served_policy(
     }
 
 
-def _floor_inputs(served: Mapping[str, Any], proposed: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
-    if proposed is None or proposed is served:
-        return [served]
-    return [served, proposed]
-
-
 def _served_policy(
     row: Mapping[str, Any], served: Mapping[str, Any], profile: ServedProfile, floors: Any
 ) -> dict[str, Any]:
@@ -153,12 +140,11 @@ def _served_policy(
     proposed = {name: row[name] for name in DECLARED_FIELDS} if profile.clinical and row["awaiting_signoff"] else None
     return {
         **served_policy(row, served, floors, proposed=proposed),
-        "plan_eligible": is_plan_eligible(
+        "plan_eligible": plan_eligible_under(
+            profile,
             plane=served["plane"],
             availability=served["availability"],
             declared_id=row["declared_id"],
-            profile_availabilities=profile.availabilities,
-            profile_includes=profile.includes,
-            same_system=row["system"] == profile.system,
+            system=row["system"],
         ),
     }

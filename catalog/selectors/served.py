@@ -40,19 +40,25 @@ def served_configuration() -> tuple[dict[str, ServedProfile], dict[str, list[For
 def served_profiles(signed: dict[str, dict[str, Any]] | None = None) -> dict[str, ServedProfile]:
     """Every catalog profile as it is served, by slug (two queries; one when `signed` is passed in)."""
     signed = _signed() if signed is None else signed
-    served: dict[str, ServedProfile] = {}
-    for p in CatalogProfile.objects.order_by("slug"):
-        availabilities, includes = list(p.availabilities or ()), list(p.includes or ())
-        if p.clinical:
-            kept = (signed.get(p.system, {}).get("profiles") or {}).get(p.slug)
-            availabilities = served_profile_part(availabilities, kept.get("availabilities") if kept else None)
-            includes = served_profile_part(includes, kept.get("includes") if kept else None)
-        served[p.slug] = ServedProfile(p.slug, p.system, p.clinical, tuple(availabilities), tuple(includes))
-    return served
+    return {p.slug: _served(p, signed) for p in CatalogProfile.objects.order_by("slug")}
+
+
+def _served(p: CatalogProfile, signed: dict[str, dict[str, Any]]) -> ServedProfile:
+    availabilities, includes = list(p.availabilities or ()), list(p.includes or ())
+    if p.clinical:
+        kept = (signed.get(p.system, {}).get("profiles") or {}).get(p.slug)
+        availabilities = served_profile_part(availabilities, kept.get("availabilities") if kept else None)
+        includes = served_profile_part(includes, kept.get("includes") if kept else None)
+    return ServedProfile(p.slug, p.system, p.clinical, tuple(availabilities), tuple(includes))
 
 
 def served_profile(slug: str) -> ServedProfile | None:
-    return served_profiles().get(slug)
+    """One profile as it is served (two small queries: the profile, its system's signed-off sections)."""
+    found = CatalogProfile.objects.filter(slug=slug).first()
+    if found is None:
+        return None
+    rows = CatalogState.objects.filter(system=found.system).values_list("system", "signed_sections")
+    return _served(found, {system: sections or {} for system, sections in rows})
 
 
 def forced_floors(signed: dict[str, dict[str, Any]] | None = None) -> dict[str, list[ForcedFloorRow]]:

@@ -10,7 +10,7 @@ from django.utils.translation import gettext_lazy as _
 from catalog.domain.budget import ManifestLine, manifest_line_of
 from catalog.domain.mcp import client_spellings, declared_vs_effective, pin_of
 from catalog.domain.metadata import metadata_v2
-from catalog.domain.profiles import is_plan_eligible
+from catalog.domain.profiles import plan_eligible_under
 from catalog.models import (
     Agent,
     Tool,
@@ -72,13 +72,8 @@ def tool_page(system: str, declared_id: str) -> ToolPage:
     eligibility = [
         (
             p,
-            is_plan_eligible(
-                plane=tool.plane,
-                availability=tool.availability,
-                declared_id=tool.declared_id,
-                profile_availabilities=p.availabilities,
-                profile_includes=p.includes,
-                same_system=p.system == tool.system,
+            plan_eligible_under(
+                p, plane=tool.plane, availability=tool.availability, declared_id=tool.declared_id, system=tool.system
             ),
         )
         for p in profiles

@@ -33,6 +33,7 @@ from catalog.models import CatalogState, TierFloor, Tool
 from catalog.services.findings import findings_store, lint_view_from_db
 
 OBJECT_TYPE = "catalog.tier_floor"
+PROPOSAL_FIELDS = ["proposal", "proposed_tier", "proposal_reason", "proposed_by", "proposed_at"]
 
 
 class FloorRefused(Exception):
@@ -91,13 +92,7 @@ def tier_floor_add(
             floor = TierFloor.objects.create(
                 **fields, created_by=created_by, updated_by=created_by, created_at=now, updated_at=now
             )
-            audit_record(
-                actor=Actor.for_user(created_by),
-                action=AuditAction.CATALOG_TIER_FLOOR_ADDED,
-                object_type=OBJECT_TYPE,
-                object_id=key,
-                after=audit_state(floor),
-            )
+            _audited(created_by, AuditAction.CATALOG_TIER_FLOOR_ADDED, key, None, audit_state(floor))
             _relint()
     except IntegrityError as exc:  # the unique constraint: checked by the database, race-free
         field = "policy_domain" if fields["policy_domain"] else "pattern"
@@ -126,14 +121,7 @@ def tier_floor_change(*, floor_id: int, min_tier: str, reason: str, changed_by: 
         floor.min_tier, floor.reason = min_tier, reason
         floor.updated_at, floor.updated_by = now, changed_by
         floor.save(update_fields=["min_tier", "reason", "updated_at", "updated_by"])
-        audit_record(
-            actor=Actor.for_user(changed_by),
-            action=AuditAction.CATALOG_TIER_FLOOR_CHANGED,
-            object_type=OBJECT_TYPE,
-            object_id=floor.key,
-            before=before,
-            after=audit_state(floor),
-        )
+        _audited(changed_by, AuditAction.CATALOG_TIER_FLOOR_CHANGED, floor.key, before, audit_state(floor))
         _relint()
     return floor
 
@@ -164,15 +152,13 @@ def _propose(floor: TierFloor, what: str, *, tier: str, reason: str, by: Any, no
     before = audit_state(floor)
     floor.proposal, floor.proposed_tier, floor.proposal_reason = what, tier, reason
     floor.proposed_by, floor.proposed_at = by, now
-    floor.save(update_fields=["proposal", "proposed_tier", "proposal_reason", "proposed_by", "proposed_at"])
-    audit_record(
-        actor=Actor.for_user(by),
-        action=AuditAction.CATALOG_TIER_FLOOR_WEAKENING_PROPOSED,
-        object_type=OBJECT_TYPE,
-        object_id=floor.key,
-        before=before,
-        after=audit_state(floor),
-    )
+    floor.save(update_fields=PROPOSAL_FIELDS)
+    _audited(by, AuditAction.CATALOG_TIER_FLOOR_WEAKENING_PROPOSED, floor.key, before, audit_state(floor))
+
+
+def _has_proposal(floor: TierFloor) -> None:
+    if not floor.proposal:
+        raise FloorRefused({"": f"{floor.key}: nothing awaits confirmation (kept or confirmed meanwhile)"})
 
 
 def _proposal_text(floor: TierFloor) -> str:
@@ -189,8 +175,7 @@ def tier_floor_confirm(*, floor_id: int, confirmed_by: Any) -> tuple[str, str]:
         now = _stamp()
         floor = _locked(floor_id)
         what, key = floor.proposal, floor.key
-        if not what:
-            raise FloorRefused({"": f"{key}: nothing awaits confirmation (kept or confirmed meanwhile)"})
+        _has_proposal(floor)
         if floor.proposed_by_id == confirmed_by.pk:
             raise FloorRefused({"": f"{key}: a second safety officer confirms what you proposed"}, forbidden=True)
         before = audit_state(floor)
@@ -206,14 +191,7 @@ def tier_floor_confirm(*, floor_id: int, confirmed_by: Any) -> tuple[str, str]:
             floor.save()
             after = {**audit_state(floor), **decided}
             action = AuditAction.CATALOG_TIER_FLOOR_CHANGED
-        audit_record(
-            actor=Actor.for_user(confirmed_by),
-            action=action,
-            object_type=OBJECT_TYPE,
-            object_id=key,
-            before=before,
-            after=after,
-        )
+        _audited(confirmed_by, action, key, before, after)
         _relint()
     return key, what
 
@@ -224,20 +202,19 @@ def tier_floor_keep(*, floor_id: int, kept_by: Any) -> TierFloor:
     with transaction.atomic():
         _stamp()
         floor = _locked(floor_id)
-        if not floor.proposal:
-            raise FloorRefused({"": f"{floor.key}: nothing awaits confirmation (kept or confirmed meanwhile)"})
+        _has_proposal(floor)
         before = audit_state(floor)
         _clear(floor)
-        floor.save(update_fields=["proposal", "proposed_tier", "proposal_reason", "proposed_by", "proposed_at"])
-        audit_record(
-            actor=Actor.for_user(kept_by),
-            action=AuditAction.CATALOG_TIER_FLOOR_KEPT,
-            object_type=OBJECT_TYPE,
-            object_id=floor.key,
-            before=before,
-            after=audit_state(floor),
-        )
+        floor.save(update_fields=PROPOSAL_FIELDS)
+        _audited(kept_by, AuditAction.CATALOG_TIER_FLOOR_KEPT, floor.key, before, audit_state(floor))
     return floor
+
+
+def _audited(by: Any, action: AuditAction, key: str, before: dict[str, Any] | None, after: dict[str, Any]) -> None:
+    """The floor change's audit event, in the caller's transaction."""
+    audit_record(
+        actor=Actor.for_user(by), action=action, object_type=OBJECT_TYPE, object_id=key, before=before, after=after
+    )
 
 
 def _clear(floor: TierFloor) -> None:

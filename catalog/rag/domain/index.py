@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from catalog.domain.budget import ManifestLine, manifest_line_of
-from catalog.domain.profiles import is_plan_eligible
+from catalog.domain.profiles import plan_eligible_under
 from catalog.rag.domain.hybrid import PhraseMatrix, phrase_matrix
 from catalog.rag.domain.layered import layered
 from catalog.rag.domain.lexical import LexicalIndex, counted_index, lexical_index, term_counts
@@ -147,13 +147,8 @@ class SystemIndex:
 
 
 def _eligible(t: IndexedTool, profile: IndexedProfile) -> bool:
-    return is_plan_eligible(
-        plane=t.plane,
-        availability=t.availability,
-        declared_id=t.declared_id,
-        profile_availabilities=profile.availabilities,
-        profile_includes=profile.includes,
-        same_system=t.system == profile.system,
+    return plan_eligible_under(
+        profile, plane=t.plane, availability=t.availability, declared_id=t.declared_id, system=t.system
     )
 
 

@@ -91,7 +91,7 @@ def spells_a_string(node: ast.expr) -> bool:
 def test_app_code_never_writes_an_event_with_a_free_string() -> None:
     """mypy holds audit_record's `action` to AuditAction; this holds the call sites without it, f-strings included."""
     calls = audit_record_calls()
-    assert len(calls) >= 26, "the guard no longer finds the call sites"
+    assert len(calls) >= 25, "the guard no longer finds the call sites"  # floors.py writes through one helper
     offenders = [
         where
         for where, call in calls

@@ -85,6 +85,18 @@ def test_officer_adds_a_floor_and_sees_it_catch_the_lab_orders(
     page.goto(live_server.url + "/floors/#floor-" + str(TierFloor.objects.get(policy_domain="lab").pk))
     card.scroll_into_view_if_needed()
     page.screenshot(path=str(SCREENSHOTS / "floors-390-to-confirm.png"))
+    for width, locale in (
+        (1440, "de-DE"),
+        (390, "de-DE"),
+        (1440, "en-GB"),
+    ):  # the proposal as the second officer sees it
+        other = page.context.browser.new_context(viewport={"width": width, "height": 900}, locale=locale)
+        tab = other.new_page()
+        sign_in(tab, live_server.url, "safety-two", then="/floors/")
+        tab.locator("li.floor[data-floor='domain:lab']").scroll_into_view_if_needed()
+        assert tab.locator("li.floor[data-floor='domain:lab'] .proposal form").count() == 2 and fits_the_width(tab)
+        tab.screenshot(path=str(SCREENSHOTS / f"floors-{width}-{locale[:2]}-to-confirm.png"))
+        other.close()
     card.locator("button", has_text="Confirm: remove domain:lab").click()
     page.wait_for_load_state()
     assert "Tier floor domain:lab removed" in page.locator(".messages").inner_text()
