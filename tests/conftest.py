@@ -28,6 +28,7 @@ from tests.shared_data import (  # noqa: F401 - fixtures registered here, helper
     module_transaction,
     one_pass,
     shared_data_check,
+    sqlite_files,
     tasks_in_process,
 )
 

@@ -1,13 +1,18 @@
 """Test data built once and shared: a module's data in a transaction rolled back at its end (`module_transaction`,
-`demo_once`, `demo`), the demo committed for live servers and browsers (`demo_committed`), the per-process caches
-dropped between tests, and which CI pass runs what (`ONE_PASS`). The fixtures are registered by tests/conftest.py."""
+`demo_once`, `demo`), the demo committed for live servers and browsers (`demo_committed`), SQLite files for the
+tests that run commands and servers as processes (`sqlite_files`), the per-process caches dropped between tests,
+and which CI pass runs what (`ONE_PASS`). The fixtures are registered by tests/conftest.py."""
 
 from __future__ import annotations
 
 import io
 import os
+import sqlite3
+import subprocess
+import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -81,6 +86,7 @@ ONE_PASS = {
     "tests/catalog/management/test_load_demo.py": "sqlite",
     "tests/catalog/web/test_phone_pages.py": "sqlite",
     "tests/catalog/web/test_console_pages.py": "sqlite",
+    "tests/test_architecture.py": "sqlite",  # reads the source, not a database
     # The fuzzer on PostgreSQL, whose text and integer types refuse what SQLite stores (a NUL, a 2**63).
     "tests/test_api_fuzz.py": "postgresql",
     "tests/integration/faults/": "processes",
@@ -91,6 +97,9 @@ ONE_PASS = {
     "tests/test_production.py": "processes",
     "tests/approvals/test_worker_beat.py": "processes",
     "tests/catalog/rag/test_worker_embeds.py": "processes",
+    # Servers the tests start and wait on: live MCP servers (npm, PyPI, the SDK), an embedding server.
+    "tests/integration/mcp/": "processes",
+    "tests/catalog/rag/test_http_embedder.py": "processes",
     # Commands run as processes on a SQLite file (or memory) of their own, whatever the pass's database.
     "tests/catalog/management/test_import_command_output.py": "processes",
     "tests/catalog/management/test_commands.py::test_import_catalog_exits_non_zero_from_a_shell": "processes",
@@ -245,3 +254,60 @@ def tasks_in_process() -> Iterator[None]:
         yield
     finally:
         app.conf.task_always_eager, app.conf.task_eager_propagates = saved
+
+
+class SqliteFiles:
+    """Databases for the tests that run `manage.py` and servers as processes: a migrated SQLite file, and one with
+    the demo loaded (`load_demo` with no broker, so its vectors are embedded in the command), each built once per
+    session by those same commands in a process, then copied for each test that asks (SQLite's backup API). A test
+    of the commands themselves runs them; the others start from what they leave."""
+
+    def __init__(self, where: Path) -> None:
+        self.where = where
+
+    def _command_env(self, database: Path) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "PYTEST"))}
+        env.update(DATABASE_URL=f"sqlite:///{database}", REDIS_URL="", CACHE_URL="", CONDOR_ACTIVE_PROFILE="")
+        return env
+
+    def _manage(self, database: Path, *args: str) -> None:
+        done = subprocess.run(
+            [sys.executable, "manage.py", *args],
+            cwd=Path(__file__).resolve().parents[1],
+            env=self._command_env(database),
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert done.returncode == 0, f"manage.py {' '.join(args)}: {done.stderr[-3000:]}"
+
+    def _template(self, name: str) -> Path:
+        template = self.where / f"{name}.sqlite3"
+        if not template.exists():
+            building = self.where / f"{name}.building.sqlite3"
+            if name == "demo":
+                self._copy(self._template("migrated"), building)
+                self._manage(building, "load_demo")
+            else:
+                self._manage(building, "migrate", "--no-input", "-v0")
+            building.rename(template)
+        return template
+
+    @staticmethod
+    def _copy(source: Path, destination: Path) -> Path:
+        with closing(sqlite3.connect(source)) as src, closing(sqlite3.connect(destination)) as dst:
+            src.backup(dst)
+        return destination
+
+    def migrated(self, destination: Path) -> Path:
+        """A copy of the migrated database at `destination` (what `manage.py migrate` leaves)."""
+        return self._copy(self._template("migrated"), destination)
+
+    def demo(self, destination: Path) -> Path:
+        """A copy of the migrated database with the demo loaded, at `destination`."""
+        return self._copy(self._template("demo"), destination)
+
+
+@pytest.fixture(scope="session")
+def sqlite_files(tmp_path_factory: pytest.TempPathFactory) -> SqliteFiles:
+    return SqliteFiles(tmp_path_factory.mktemp("sqlite-files"))

@@ -12,6 +12,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from tests.shared_data import SqliteFiles
+
 ROOT = Path(__file__).resolve().parent.parent
 CELERY = [sys.executable, "-m", "celery", "-A", "condor_admin", "worker", "--pool=solo", "--loglevel=info"]
 
@@ -28,11 +30,10 @@ def manage(env: dict[str, str], *args: str) -> None:
 
 
 @pytest.fixture
-def demo_db(tmp_path: Path) -> dict[str, str]:
-    env = service_env(tmp_path)
-    manage(env, "migrate", "-v0")
-    manage(env, "load_demo")
-    return env
+def demo_db(tmp_path: Path, sqlite_files: SqliteFiles) -> dict[str, str]:
+    """What `migrate` and `load_demo` leave (tests/shared_data.py, SqliteFiles)."""
+    sqlite_files.demo(tmp_path / "worker.sqlite3")
+    return service_env(tmp_path)
 
 
 def test_worker_refuses_to_start_when_a_demo_tool_is_active_under_the_clinical_profile(

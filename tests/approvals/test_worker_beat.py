@@ -12,7 +12,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
-from tests.test_worker import ROOT, manage, service_env
+from tests.shared_data import SqliteFiles
+from tests.test_worker import ROOT, service_env
 
 pytestmark = pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="needs a real Redis: set REDIS_URL (CI does)")
 
@@ -35,11 +36,10 @@ def private_redis_db(url: str) -> str:
     return urlunsplit(parts._replace(path="/11"))
 
 
-def test_the_beat_expires_an_overdue_request_through_a_real_worker(tmp_path: Path) -> None:
+def test_the_beat_expires_an_overdue_request_through_a_real_worker(tmp_path: Path, sqlite_files: SqliteFiles) -> None:
     broker = private_redis_db(os.environ["REDIS_URL"])
     env = service_env(tmp_path, REDIS_URL=broker, APPROVALS_EXPIRE_EVERY_SECONDS="1")
-    manage(env, "migrate", "-v0")
-    manage(env, "load_demo")
+    sqlite_files.demo(tmp_path / "worker.sqlite3")  # what `migrate` and `load_demo` leave, vectors embedded
     # Created with no broker (tasks in-process), so only the beat can expire it.
     created = subprocess.run(
         [sys.executable, "manage.py", "shell", "-c", SUSPEND_OVERDUE],

@@ -17,6 +17,7 @@ from django.utils import timezone
 from catalog.core.tokens import DEFAULT_EXPIRY_DAYS
 from catalog.models import ApiToken, AuditEvent, CatalogRevision, Tool
 from tests.conftest import ROOT
+from tests.shared_data import SqliteFiles
 
 pytestmark = pytest.mark.django_db
 
@@ -49,12 +50,11 @@ def test_import_catalog_lists_every_problem_and_writes_nothing(tmp_path: Path, m
     assert Tool.objects.count() == 0 and CatalogRevision.objects.count() == 0
 
 
-def test_import_catalog_exits_non_zero_from_a_shell(tmp_path: Path) -> None:
+def test_import_catalog_exits_non_zero_from_a_shell(tmp_path: Path, sqlite_files: SqliteFiles) -> None:
     """What a source repository's CI sees: a non-zero exit and the problems on stderr."""
     path = tmp_path / "bad.json"
     path.write_text('{"format": "condor-catalog/v1", "tools": [{"id": "x"}]}')
-    env = {"DATABASE_URL": f"sqlite:///{tmp_path / 'cli.sqlite3'}", "PATH": "/usr/bin:/bin"}
-    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
+    env = {"DATABASE_URL": f"sqlite:///{sqlite_files.migrated(tmp_path / 'cli.sqlite3')}", "PATH": "/usr/bin:/bin"}
     proc = subprocess.run(
         [sys.executable, "manage.py", "import_catalog", str(path)], cwd=ROOT, env=env, capture_output=True, text=True
     )

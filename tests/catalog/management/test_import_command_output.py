@@ -13,17 +13,17 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, condor_manifest, encode
+from tests.shared_data import SqliteFiles
 
 TIME_SERVER = Path(sys.executable).parent / "mcp-server-time"
 STEPS = ("read and checked", "compared:", "wrote revision", "stored the findings")
 
 
 @pytest.fixture(scope="module")
-def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+def env(tmp_path_factory: pytest.TempPathFactory, sqlite_files: SqliteFiles) -> dict[str, str]:
     """A migrated scratch database, once for the module (no broker: tasks and embedding run in the command)."""
-    database = tmp_path_factory.mktemp("cli") / "cli.sqlite3"
+    database = sqlite_files.migrated(tmp_path_factory.mktemp("cli") / "cli.sqlite3")
     env = {"DATABASE_URL": f"sqlite:///{database}", "PATH": "/usr/bin:/bin"}
-    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
     # The importer `--as` names once a clinical profile exists (the condor manifest brings one).
     create = "from django.contrib.auth.models import User; User.objects.create(username='ines')"
     subprocess.run([sys.executable, "manage.py", "shell", "-c", create], cwd=ROOT, env=env, check=True)
