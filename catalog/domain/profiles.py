@@ -63,15 +63,21 @@ ForcedFloorRow = tuple[str, str, list[str]]  # (slug, trigger, tool ids)
 
 def served_forced_floors(newest: Sequence[ForcedFloorRow], signed: Mapping[str, Any]) -> list[ForcedFloorRow]:
     """The forced floors as served: every floor of the newest import or of the last sign-off, each with the tools of
-    both (removing a tool from a floor, or a floor, waits for sign-off; adding takes effect at once). In slug order."""
-    merged: dict[str, ForcedFloorRow] = {slug: (slug, trigger, list(tools)) for slug, trigger, tools in newest}
+    both (removing a tool from a floor, or a floor, waits for sign-off; adding takes effect at once). A floor whose
+    trigger changed is served under both triggers until sign-off (the signed-off trigger with its signed-off tools):
+    a floor that no longer fires where it did is a removal. In (slug, trigger) order."""
+    merged: dict[tuple[str, str], ForcedFloorRow] = {
+        (slug, trigger): (slug, trigger, list(tools)) for slug, trigger, tools in newest
+    }
     for slug, floor in signed.items():
+        trigger = str(floor.get("trigger", ""))
         tools = [t for t in floor.get("tools") or () if isinstance(t, str)]
-        if slug in merged:
-            merged[slug][2].extend(t for t in tools if t not in merged[slug][2])
+        if (slug, trigger) in merged:
+            kept = merged[slug, trigger][2]
+            kept.extend(t for t in tools if t not in kept)
         else:
-            merged[slug] = (slug, str(floor.get("trigger", "")), tools)
-    return [merged[slug] for slug in sorted(merged)]
+            merged[slug, trigger] = (slug, trigger, tools)
+    return [merged[key] for key in sorted(merged)]
 
 
 def is_active(

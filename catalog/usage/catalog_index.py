@@ -27,17 +27,23 @@ from catalog.usage.domain.safety import Served, ToolRef
 class UsageIndex:
     version: tuple[Version, FloorsVersion]
     by_key: dict[str, list[ToolRef]] = field(default_factory=dict)
+    # Under clinical profiles a tool is called by the aliases in effect (an added or moved spelling waits for
+    # sign-off, as in the approvals gate: approvals/catalog_index.py).
+    by_key_in_effect: dict[str, list[ToolRef]] = field(default_factory=dict)
     clinical_profiles: frozenset[str] = frozenset()
     profiles: frozenset[str] = frozenset()
 
-    def find(self, name: str, system: str = "") -> ToolRef | None:
-        """The tool `name` calls (any spelling: declared id, LLM name, alias, MCP client name). Several systems
-        with the name: the one `system` names, else the first by system (the runtime should stamp
-        condor.system)."""
-        found = self.by_key.get(canonical_key(name), [])
+    def find(self, name: str, system: str = "", *, clinical: bool = False) -> ToolRef | None:
+        """The tool `name` calls (any spelling: declared id, LLM name, alias, MCP client name; under a clinical
+        profile only the aliases in effect). Several systems with the name: the one `system` names, else the first
+        by system (the runtime should stamp condor.system). Two tools whose ids share a canonical key
+        (`show-notification-banner`, `show_notification_banner`): the one declared by exactly that id, as in the
+        approvals gate."""
+        found = (self.by_key_in_effect if clinical else self.by_key).get(canonical_key(name), [])
         if system:
             found = [t for t in found if t.system == system] or found
-        return found[0] if found else None
+        exact = [t for t in found if t.declared_id == name]
+        return (exact or found or [None])[0]
 
     def is_clinical(self, profile: str) -> bool:
         """Fail closed: a profile the span does not name, or that the catalog does not know, counts as clinical."""
@@ -82,12 +88,16 @@ def _build(version: tuple[Version, FloorsVersion]) -> UsageIndex:
                 proposed=declared if row["awaiting_signoff"] else None,
             ),
         )
-        keys = {ref.canonical_key, *(canonical_key(a) for a in row["aliases"] or [])}
+        own = {ref.canonical_key}
         server = mcp_server_of(ref.system)
         if server:
-            keys |= {canonical_key(name) for name in client_spellings(server, ref.declared_id)}
-        for key in keys:
+            own |= {canonical_key(name) for name in client_spellings(server, ref.declared_id)}
+        aliases = row["aliases"] or []
+        for key in own | {canonical_key(a) for a in aliases}:
             index.by_key.setdefault(key, []).append(ref)
+        signed = ((row["in_effect"] or {}).get("aliases") or []) if row["awaiting_signoff"] else aliases
+        for key in own | {canonical_key(a) for a in signed}:
+            index.by_key_in_effect.setdefault(key, []).append(ref)
     profiles = list(CatalogProfile.objects.values_list("slug", "clinical"))
     index.profiles = frozenset(slug for slug, _ in profiles)
     index.clinical_profiles = frozenset(slug for slug, clinical in profiles if clinical)

@@ -52,8 +52,21 @@ def _import(client: Client, api: dict[str, dict[str, str]], raw: bytes) -> Catal
     return CatalogRevision.objects.filter(system="condor").latest("number")
 
 
-def _forced(client: Client, api: dict[str, dict[str, str]], profile: str = "clinical-production") -> list[str]:
-    body = {"prompt": "new patient intake", "profile": profile, "multiEntityIntake": True, "topK": 1}
+def _forced(
+    client: Client,
+    api: dict[str, dict[str, str]],
+    profile: str = "clinical-production",
+    *,
+    intake: bool = True,
+    attachments: bool = False,
+) -> list[str]:
+    body = {
+        "prompt": "new patient intake",
+        "profile": profile,
+        "multiEntityIntake": intake,
+        "attachments": attachments,
+        "topK": 1,
+    }
     answer = client.post(RESOLVE, body, content_type="application/json", headers=api["rag"])
     assert answer.status_code == 200, answer.content
     reasons = answer.json()["activationReasons"]
@@ -89,6 +102,18 @@ def test_a_tool_added_to_a_forced_floor_is_forced_at_once(client: Client, api: A
     signed_import(_manifest(night=["production"], floors=[{**INTAKE, "tools": ["listAllergies"]}]))
     _import(client, api, _manifest(night=["production"], floors=[INTAKE]))
     assert _forced(client, api) == ["list.active.medications", "list.allergies"]
+
+
+def test_a_forced_floor_moved_to_another_trigger_fires_on_both_until_sign_off(client: Client, api: Any) -> None:
+    signed_import(_manifest(night=["production"], floors=[INTAKE]))
+    _import(client, api, _manifest(night=["production"], floors=[{**INTAKE, "trigger": "attachments"}]))
+    both = ["list.active.medications", "list.allergies"]
+    assert _forced(client, api) == both  # the signed-off trigger still fires
+    assert _forced(client, api, intake=False, attachments=True) == both  # the new one at once
+
+    sign_off("condor")
+    assert _forced(client, api) == []
+    assert _forced(client, api, intake=False, attachments=True) == both
 
 
 def test_a_widened_clinical_profile_waits_and_a_narrowed_one_is_served_at_once(client: Client, api: Any) -> None:

@@ -12,12 +12,13 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from catalog.models import CatalogRevision, TierFloor, ToolChange
+from catalog.models import CatalogRevision, TierFloor, ToolChange, ToolUsage, UnknownToolName
 from tests.approvals.conftest import Runtime, condor_catalog, condor_tools
+from tests.catalog.usage.spans import as_protobuf, export, tool_span
 from tests.conftest import sign_off, signed_import
 
 pytestmark = pytest.mark.django_db
-IMPORT = "/api/v1/catalog/revisions"
+IMPORT, OTLP = "/api/v1/catalog/revisions", "/api/v1/otlp/v1/traces"
 _calls = itertools.count(1)
 
 
@@ -73,6 +74,32 @@ def test_an_alias_added_to_a_write_tool_routes_nothing_clinical_until_sign_off(
     sign_off("condor")
     signed = _call(runtime, "prescribe_now")
     assert signed.status_code == 200 and signed.json()["decision"] == "allow", signed.content
+
+
+def test_telemetry_counts_a_call_by_an_unsigned_alias_as_an_unknown_name_under_a_clinical_profile(
+    client: Client, writer: dict[str, str], manifests: Any, make_token: Any
+) -> None:
+    """The telemetry ingest routes names as the gate does: a clinical runtime that calls a spelling not yet signed
+    off called no tool (an unknown name for the owners to judge), a staging runtime called the tool."""
+    tools = condor_tools(manifests)
+    _tool(tools, "bookAppointment")["aliases"] = ["prescribe_now"]
+    _import(client, writer, condor_catalog(manifests, tools))
+    telemetry = {"Authorization": f"Bearer {make_token('runtime-telemetry', scopes=('telemetry',))}"}
+
+    def report(profile: str) -> None:
+        body = as_protobuf(export([tool_span("prescribe_now", condor__profile=profile, condor__system="condor")]))
+        answer = client.post(OTLP, data=body, content_type="application/x-protobuf", headers=telemetry)
+        assert answer.status_code == 200, answer.content
+
+    report("clinical-production")
+    assert list(UnknownToolName.objects.values_list("name", flat=True)) == ["prescribe_now"]
+    assert not ToolUsage.objects.exists()
+    report("demo")
+    assert ToolUsage.objects.get().tool.declared_id == "bookAppointment"
+
+    sign_off("condor")
+    report("clinical-production")
+    assert ToolUsage.objects.get().calls == 2 and UnknownToolName.objects.count() == 1
 
 
 def test_a_removed_tools_name_given_to_a_read_tool_is_not_served_and_an_officer_sees_it(

@@ -28,6 +28,10 @@ def _import_a_new_tool_with_the_pending_changes() -> None:
     new = copy.deepcopy(next(t for t in manifest["tools"] if t["id"] == "signDocument"))
     new.update(id="countersignDocument", aliases=[])
     manifest["tools"].append(new)
+    # A spelling added to a write tool: routed at once under a non-clinical profile, after sign-off under a
+    # clinical one.
+    book = next(t for t in manifest["tools"] if t["id"] == "bookAppointment")
+    book["aliases"] = [*book.get("aliases", []), "book_now"]
     catalog_import(raw=json.dumps(manifest).encode("utf-8"), via="test")
 
 
@@ -49,6 +53,13 @@ def _policy_api_serves_the_newest(monkeypatch: Any) -> None:
     monkeypatch.setattr("catalog.selectors.effect.declaration_for", lambda *, clinical, declared, in_effect: declared)
 
 
+def _telemetry_routes_the_newest_spellings(monkeypatch: Any) -> None:
+    from catalog.usage.catalog_index import UsageIndex
+
+    find = UsageIndex.find
+    monkeypatch.setattr(UsageIndex, "find", lambda self, name, system="", *, clinical=False: find(self, name, system))
+
+
 def _resolve_serves_the_newest(monkeypatch: Any) -> None:
     from catalog.rag.domain.index import RagIndex
 
@@ -57,7 +68,12 @@ def _resolve_serves_the_newest(monkeypatch: Any) -> None:
 
 @pytest.mark.parametrize(
     "changed",
-    [_gate_ignores_floors, _policy_api_serves_the_newest, _resolve_serves_the_newest],
+    [
+        _gate_ignores_floors,
+        _policy_api_serves_the_newest,
+        _resolve_serves_the_newest,
+        _telemetry_routes_the_newest_spellings,
+    ],
     ids=lambda f: f.__name__,
 )
 def test_the_check_fails_when_one_reader_serves_otherwise(demo: None, monkeypatch: Any, changed: Any) -> None:

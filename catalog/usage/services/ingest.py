@@ -89,7 +89,7 @@ def usage_ingest(raw_spans: Iterable[RawSpan], *, now: datetime | None = None) -
     known: list[tuple[Execution, ToolRef]] = []
     unknown: list[Execution] = []
     for e in executions:
-        ref = index.find(e.tool_name, e.system)
+        ref = index.find(e.tool_name, e.system, clinical=index.is_clinical(e.profile))
         if ref is None:
             unknown.append(e)
         else:
