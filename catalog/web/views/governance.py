@@ -22,6 +22,7 @@ from catalog.domain.vocabulary import ReviewState
 from catalog.models import CatalogRevision, RevisionReview, Tool, Waiver
 from catalog.selectors.catalog import catalog_systems
 from catalog.selectors.governance import FINDINGS_LISTED_MAX, finding_groups, revisions_list
+from catalog.selectors.officers import safety_officer_role_changes, safety_officers
 from catalog.selectors.signoff import decision_state, revision_detail
 from catalog.services.governance import (
     BULK_WAIVE_MAX,
@@ -128,7 +129,10 @@ def revisions_page(request: HttpRequest) -> HttpResponse:
     if state and state not in {s.value for s in ReviewState}:
         state = None
     page = Paginator(revisions_list(state=state), PAGE_SIZE).get_page(request.GET.get("page"))
-    return render(request, "catalog/revisions.html", {"page": page, "state": state, "states": list(ReviewState)})
+    context: dict[str, Any] = {"page": page, "state": state, "states": list(ReviewState)}
+    if is_safety_officer(request.user):
+        context.update(officers=safety_officers(), role_changes=safety_officer_role_changes())
+    return render(request, "catalog/revisions.html", context)
 
 
 def _revision_response(
