@@ -43,7 +43,7 @@ class UsageIndex:
         if system:
             found = [t for t in found if t.system == system] or found
         exact = [t for t in found if t.declared_id == name]
-        return (exact or found or [None])[0]
+        return exact[0] if exact else found[0] if found else None
 
     def is_clinical(self, profile: str) -> bool:
         """Fail closed: a profile the span does not name, or that the catalog does not know, counts as clinical."""
