@@ -15,6 +15,7 @@ from catalog.core.permissions import is_safety_officer
 from catalog.domain.descriptor import DECLARED_FIELDS
 from catalog.domain.effect import change_classes, needs_two_signoffs
 from catalog.domain.rules import RULES
+from catalog.domain.sections import SectionEntry, section_entries
 from catalog.domain.vocabulary import SAFETY_RELEVANT_FIELDS, ChangeKind
 from catalog.domain.worddiff import FieldDiff, field_diff
 from catalog.models import CatalogRevision, Finding, RevisionReview, Tool, ToolChange
@@ -100,6 +101,12 @@ class RevisionPage:
     preview: SignoffPreview | None  # when this revision is its system's newest undecided one
     newer: CatalogRevision | None  # the newest undecided revision, when it is newer than this one
     safety_changes: list[ChangeView] = field(default_factory=list)
+
+    @property
+    def section_changes(self) -> list[tuple[str, list[SectionEntry], dict[str, Any]]]:
+        """Each configuration section the revision changed: its entries, classed, and its values before and after."""
+        changed = self.revision.config_changes or {}
+        return [(name, section_entries(name, v.get("old"), v.get("new")), v) for name, v in changed.items()]
 
     @property
     def undecided(self) -> bool:
