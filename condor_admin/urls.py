@@ -22,6 +22,7 @@ urlpatterns = [
     path("findings/", governance.findings_page, name="findings"),
     path("findings/waive", governance.findings_waive_view, name="findings-waive"),
     path("revisions/", governance.revisions_page, name="revisions"),
+    path("served/<slug:profile>.json", governance.served_export, name="served-export"),
     path("revisions/<str:system>/<int:number>/", governance.revision_page, name="revision"),
     path("revisions/<str:system>/<int:number>/review", governance.revision_review_view, name="revision-review"),
     path("tools/<str:system>/<path:declared_id>/", tool.tool_view, name="tool"),

@@ -123,6 +123,7 @@ def _build_world() -> dict[str, Any]:
         "declared_id": "recordPayment",
         "slug": "billing",
         "fmt": "csv",
+        "profile": "clinical-production",
         "pk": waiver.pk,
         "token_id": ApiToken.objects.create(name="runtime", prefix="cnd_matrix", token_hash="0" * 64).pk,
         "floor_id": TierFloor.objects.create(policy_domain="access-matrix", min_tier="high", reason="test").pk,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
+from datetime import datetime
 
 from django.http import HttpRequest, HttpResponse
 from django.utils.cache import get_conditional_response
@@ -20,6 +21,7 @@ from catalog.core.api_errors import ErrorOut
 from catalog.core.auth import ScopedBearer
 from catalog.domain.vocabulary import SYSTEM_MAX, SYSTEM_PATTERN
 from catalog.selectors.effect import ToolPolicy, UnknownProfile, effective_policies, policy_etag
+from catalog.selectors.served import signed_off
 
 router = Router(tags=["catalog"], auth=ScopedBearer("catalog:read"))
 
@@ -56,8 +58,19 @@ class ToolPolicyOut(Schema):
     newestRevision: int
 
 
+class SignedOffOut(Schema):
+    system: str
+    revision: int | None = Field(description="its newest approved revision: what is in effect came with it; null: none")
+    automatic: bool = Field(description="approved at import: it weakened nothing, so no officer had to sign it off")
+    by: list[str] = Field(description="the safety officers whose approvals counted")
+    at: datetime | None = Field(description="when the last of them approved (or the automatic revision's import)")
+
+
 class PolicyOut(Schema):
     profile: str
+    signedOff: list[SignedOffOut] = Field(
+        description="per system in the answer, since which sign-off clinical profiles are served what is in effect"
+    )
     tools: list[ToolPolicyOut]
 
 
@@ -126,16 +139,26 @@ def _not_modified(request: HttpRequest, etag: str) -> HttpResponse | None:
     openapi_extra=ETAG_ANSWERS,
 )
 def catalog_policy(request: HttpRequest, query: Query[PolicyQuery]) -> HttpResponse:
-    etag = policy_etag(query.profile, system=query.system)
+    return served_answer(request, query.profile, query.system)
+
+
+def served_answer(request: HttpRequest, profile: str, system: str | None = None) -> HttpResponse:
+    """What every live tool is served under `profile` and since which sign-off: the API's answer, and the console's
+    export of it (catalog.web.views.governance). Raises HttpError 422 for a profile that does not exist."""
+    etag = policy_etag(profile, system=system)
     if (cached := _not_modified(request, etag)) is not None:
         return cached
 
     def build() -> dict[str, object]:
         try:
-            policies = effective_policies(profile=query.profile, system=query.system)
+            policies = effective_policies(profile=profile, system=system)
         except UnknownProfile as exc:
             raise HttpError(422, str(exc)) from exc
-        return {"profile": query.profile, "tools": [_out(p) for p in policies]}
+        signed = [
+            {"system": s.system, "revision": s.revision, "automatic": s.automatic, "by": list(s.by), "at": s.at}
+            for s in signed_off([system] if system else None)
+        ]
+        return {"profile": profile, "signedOff": signed, "tools": [_out(p) for p in policies]}
 
     return _answer(etag, build, PolicyOut)
 

@@ -32,6 +32,7 @@ PAGE_ACCESS: dict[str, tuple[str, frozenset[str] | str]] = {
     "team": ("GET", SIGNED_IN),
     "findings": ("GET", SIGNED_IN),
     "revisions": ("GET", SIGNED_IN),
+    "served-export": ("GET", SIGNED_IN),
     "revision": ("GET", SIGNED_IN),
     "language": ("POST", SIGNED_IN),
     "revision-review": ("POST", frozenset({roles.SAFETY_OFFICER})),

@@ -9,11 +9,16 @@ narrower of the two (widening waits, narrowing is at once); every profile is ser
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
+from django.db.models import Max, Prefetch, Q
+
 from catalog.domain.profiles import ForcedFloorRow, served_forced_floors, served_profile_part
-from catalog.models import CatalogProfile, CatalogState, ForcedFloor
+from catalog.domain.vocabulary import ReviewState
+from catalog.models import CatalogProfile, CatalogRevision, CatalogState, ForcedFloor, RevisionReview
 
 
 @dataclass(frozen=True)
@@ -87,3 +92,51 @@ def signed_sections_now(system: str) -> dict[str, Any]:
             for f in ForcedFloor.objects.filter(system=system)
         },
     }
+
+
+@dataclass(frozen=True)
+class SignedOff:
+    """Since when a system's catalog is served as it is: its newest approved revision (its approval put the
+    declarations in effect), approved by whom, and when."""
+
+    system: str
+    revision: int | None  # None: nothing of the system was ever approved (a clinical profile is served none of it)
+    automatic: bool  # approved at import: it weakened nothing
+    by: tuple[str, ...]  # the safety officers whose approvals counted
+    at: datetime | None  # the last counted approval, or the import of an automatic one
+
+
+def signed_off(systems: Collection[str] | None = None) -> list[SignedOff]:
+    """`SignedOff` for each of `systems` (default: every system imported at least once), by name (three queries
+    whatever their number)."""
+    revisions = CatalogRevision.objects.all() if systems is None else CatalogRevision.objects.filter(system__in=systems)
+    approved = Q(review_state=ReviewState.APPROVED)
+    newest = dict(
+        revisions.values("system").annotate(number=Max("number", filter=approved)).values_list("system", "number")
+    )
+    wanted = Q(pk__in=[])
+    for system, number in newest.items():
+        if number is not None:
+            wanted |= Q(system=system, number=number)
+    reviews = Prefetch("reviews", queryset=RevisionReview.objects.select_related("reviewer"))
+    found = {r.system: r for r in CatalogRevision.objects.filter(wanted).prefetch_related(reviews)} if newest else {}
+    answer = []
+    for system in sorted(newest if systems is None else systems):
+        revision = found.get(system)
+        if revision is None:
+            answer.append(SignedOff(system, None, False, (), None))
+            continue
+        counted = _counted(list(revision.reviews.all()))
+        at = counted[-1].created_at if counted else revision.created_at
+        by = tuple(r.reviewer.get_username() for r in counted)
+        answer.append(SignedOff(system, revision.number, revision.auto_approved, by, at))
+    return answer
+
+
+def _counted(reviews: list[RevisionReview]) -> list[RevisionReview]:
+    """The approvals after the last request for changes, oldest first (catalog.selectors.reviews.counted_approvals,
+    over reviews already read)."""
+    reviews = sorted(reviews, key=lambda r: (r.created_at, r.pk))
+    requested = [i for i, r in enumerate(reviews) if r.decision == RevisionReview.Decision.REQUEST_CHANGES]
+    after = reviews[requested[-1] + 1 :] if requested else reviews
+    return [r for r in after if r.decision == RevisionReview.Decision.APPROVE]

@@ -92,11 +92,12 @@ def _build(version: tuple[Version, FloorsVersion]) -> UsageIndex:
         server = mcp_server_of(ref.system)
         if server:
             own |= {canonical_key(name) for name in client_spellings(server, ref.declared_id)}
-        aliases = row["aliases"] or []
-        for key in own | {canonical_key(a) for a in aliases}:
+        keys = own | {canonical_key(a) for a in row["aliases"] or []}
+        for key in keys:
             index.by_key.setdefault(key, []).append(ref)
-        signed = ((row["in_effect"] or {}).get("aliases") or []) if row["awaiting_signoff"] else aliases
-        for key in own | {canonical_key(a) for a in signed}:
+        if row["awaiting_signoff"]:  # the aliases in effect; otherwise they are the newest import's
+            keys = own | {canonical_key(a) for a in (row["in_effect"] or {}).get("aliases") or []}
+        for key in keys:
             index.by_key_in_effect.setdefault(key, []).append(ref)
     profiles = list(CatalogProfile.objects.values_list("slug", "clinical"))
     index.profiles = frozenset(slug for slug, _ in profiles)

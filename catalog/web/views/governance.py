@@ -10,19 +10,23 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_POST
+from ninja.errors import HttpError
 
+from catalog.api.policy import served_answer
 from catalog.core.access import page
 from catalog.core.http import HtmxHttpRequest
 from catalog.core.permissions import is_safety_officer
 from catalog.domain.rules import RULES
 from catalog.domain.vocabulary import ReviewState
-from catalog.models import CatalogRevision, RevisionReview, Tool, Waiver
+from catalog.models import CatalogProfile, CatalogRevision, RevisionReview, Tool, Waiver
 from catalog.selectors.catalog import catalog_systems
 from catalog.selectors.governance import FINDINGS_LISTED_MAX, finding_groups, revisions_list
 from catalog.selectors.officers import safety_officer_role_changes, safety_officers
+from catalog.selectors.served import signed_off
 from catalog.selectors.signoff import decision_state, revision_detail
 from catalog.services.governance import (
     BULK_WAIVE_MAX,
@@ -130,9 +134,26 @@ def revisions_page(request: HttpRequest) -> HttpResponse:
         state = None
     page = Paginator(revisions_list(state=state), PAGE_SIZE).get_page(request.GET.get("page"))
     context: dict[str, Any] = {"page": page, "state": state, "states": list(ReviewState)}
+    # A profile's `clinical` flag never changes by import (catalog.domain.manifest refuses it): the rows say it.
+    clinical = CatalogProfile.objects.filter(clinical=True).order_by("slug").values_list("slug", flat=True)
+    context.update(signed=signed_off(), clinical_profiles=list(clinical))
     if is_safety_officer(request.user):
         context.update(officers=safety_officers(), role_changes=safety_officer_role_changes())
     return render(request, "catalog/revisions.html", context)
+
+
+@page("served-export")
+def served_export(request: HttpRequest, profile: str) -> HttpResponse:
+    """What `profile` is served now, every live tool, and since which sign-off: the effective-policy API's answer
+    (GET /api/v1/catalog/policy), downloaded from the console."""
+    try:
+        response = served_answer(request, profile)
+    except HttpError as exc:
+        raise Http404(str(exc)) from exc
+    if response.status_code == 200:
+        stamp = timezone.now().strftime("%Y%m%d-%H%M")
+        response["Content-Disposition"] = f'attachment; filename="condor-served-{profile}-{stamp}.json"'
+    return response
 
 
 def _revision_response(

@@ -106,6 +106,32 @@ def test_a_weakening_awaits_sign_off_under_a_clinical_profile_only(api: Any, man
     assert demo["listActiveMedications"]["revisionInEffect"] == 2
 
 
+def test_the_answer_says_since_which_sign_off_each_system_is_served(api: Any, manifests: Any) -> None:
+    catalog_import(raw=_catalog(manifests), via="test")
+    [never] = api(profile="clinical-production").json()["signedOff"]
+    assert never == {"system": "condor", "revision": None, "automatic": False, "by": [], "at": None}
+
+    sign_off("condor")
+    [signed] = api(profile="clinical-production").json()["signedOff"]
+    assert (signed["revision"], signed["automatic"], signed["by"]) == (1, False, ["officer-one", "officer-two"])
+    assert signed["at"] is not None
+
+    raised = manifests.encode(
+        manifests.condor(
+            [
+                manifests.mutate_tool("prescribeMedication"),
+                manifests.mutate_tool("bookAppointment", module="appointment", policyDomain="appointment"),
+                manifests.condor_tool("listActiveMedications", retryClass="transient"),
+                manifests.condor_tool("searchTools", plane="planner-control", module="search", policyDomain=None),
+            ],
+            forcedFloors=[],
+        )
+    )
+    catalog_import(raw=raised, via="test")  # bookAppointment's tier raised: strengthening, approved at import
+    [automatic] = api(profile="clinical-production", system="condor").json()["signedOff"]
+    assert (automatic["revision"], automatic["automatic"], automatic["by"]) == (2, True, [])
+
+
 def test_etag_answers_304_until_an_import_or_sign_off_changes_it(api: Any, manifests: Any) -> None:
     catalog_import(raw=_catalog(manifests), via="test")
     first = api(profile="clinical-production")
@@ -139,8 +165,9 @@ def test_the_whole_catalog_is_answered_in_a_fixed_number_of_queries(
 ) -> None:
     catalog_import(raw=_catalog(manifests), via="test")
     api(profile="clinical-production")  # keeps the floors and this answer in the process
-    # built: token (+ its last use), catalog version, floors version, profile, tools
-    with django_assert_max_num_queries(7):
+    # built: token (+ its last use), catalog version, floors version, profile, tools; since which sign-off: the
+    # systems, their newest approved revisions, those revisions, their reviews
+    with django_assert_max_num_queries(11):
         api(profile="demo")
     # kept: the ETag still names the same catalog, sign-offs and floors, so only those versions are read
     with django_assert_max_num_queries(4):
