@@ -25,6 +25,7 @@ def forget_caches() -> None:
     from approvals.catalog_index import forget as forget_gate
     from catalog.cards.selectors.exports import bundles_forget
     from catalog.rag.selectors.index import forget as forget_rag
+    from catalog.rag.selectors.vectors import embedding_status_forget
     from catalog.selectors import catalog, dashboard, owners
     from catalog.selectors.floors import tier_floors_forget
     from catalog.usage.catalog_index import forget as forget_usage
@@ -34,6 +35,7 @@ def forget_caches() -> None:
     forget_usage()
     tier_floors_forget()
     bundles_forget()
+    embedding_status_forget()
     for kept in (owners._INDEX, dashboard._TOOL_COUNTS, catalog._KEPT):
         kept.forget()
 

@@ -111,6 +111,11 @@ def vectors_version(model_id: str) -> tuple[object, ...]:
 _kept_status: dict[tuple[str, str | None], tuple[tuple[object, ...], EmbeddingStatus]] = {}
 
 
+def embedding_status_forget() -> None:
+    """Drop the kept counts (tests that roll the database back reuse the versions they were kept under)."""
+    _kept_status.clear()
+
+
 def _counted_status(model_id: str, system: str | None) -> EmbeddingStatus:
     """The counts themselves: one query over the live tools and their vectors."""
     tools = embeddable_tools()

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import copy
-import json
 from typing import Any
 
 import pytest
@@ -12,90 +10,23 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from catalog.models import Finding, Tool, ToolEmbedding
-from catalog.rag import tasks
 from catalog.rag.domain.phrases import PHRASE_SCHEME, tool_phrases
 from catalog.rag.selectors.vectors import embeddable_tools, embedding_status, tools_needing_vectors, vectors_pending
 from catalog.rag.services.siblings import sibling_findings_refresh
 from catalog.rag.services.vectors import embeddings_refresh
 from catalog.rag.tasks import embed_tools, sweep_embeddings
-from catalog.services.imports import catalog_import
 
-from .conftest import DEMO, CountingEmbedder, pieces_of
+from .conftest import CountingEmbedder, pieces_of
+from .test_embedding_imports import demo_condor, find, reimport
 
-
-def demo_condor() -> dict[str, Any]:
-    return json.loads((DEMO / "condor.json").read_text())
+pytestmark = pytest.mark.django_db
 
 
-def reimport(manifest: dict[str, Any], django_capture_on_commit_callbacks: Any) -> None:
-    with django_capture_on_commit_callbacks(execute=True):
-        catalog_import(raw=json.dumps(manifest).encode(), via="test")
+@pytest.fixture
+def demo_embedded(shared_demo_embedded: None) -> None:
+    """The demo, imported and embedded once for the module (tests/catalog/rag/conftest.py)."""
 
 
-def find(manifest: dict[str, Any], tool_id: str) -> dict[str, Any]:
-    return next(t for t in manifest["tools"] if t["id"] == tool_id)
-
-
-@pytest.mark.django_db
-def test_an_import_embeds_every_tool_once_in_a_few_batched_calls(
-    counting_embedder: CountingEmbedder, django_capture_on_commit_callbacks: Any, settings: Any
-) -> None:
-    settings.CONDOR_EMBED_BATCH = 32
-    reimport(demo_condor(), django_capture_on_commit_callbacks)
-    tools = list(Tool.objects.live().exclude(rag_text_sha256=""))
-    live = len(tools)
-    assert counting_embedder.texts == pieces_of(*tools)  # each text and each of its phrases, once
-    assert len(counting_embedder.calls) == -(-live // 32)  # batches, not one call per tool
-    status = embedding_status()
-    assert (status.embedded, status.stale, status.missing) == (live, 0, 0)
-
-
-@pytest.mark.django_db
-def test_changing_one_ragdescription_re_embeds_exactly_that_tool(
-    counting_embedder: CountingEmbedder, django_capture_on_commit_callbacks: Any
-) -> None:
-    manifest = demo_condor()
-    reimport(manifest, django_capture_on_commit_callbacks)
-    before = dict(ToolEmbedding.objects.values_list("tool__declared_id", "text_sha256"))
-    counting_embedder.calls.clear()
-
-    changed = copy.deepcopy(manifest)
-    find(changed, "listVitals")["ragDescription"] += " Includes the respiratory rate."
-    reimport(changed, django_capture_on_commit_callbacks)
-
-    assert len(counting_embedder.calls) == 1
-    [texts] = counting_embedder.calls
-    vitals = Tool.objects.get(system="condor", declared_id="listVitals")
-    assert len(texts) == pieces_of(vitals) and "respiratory rate" in texts[0]
-    assert "Includes the respiratory rate." in texts  # the new sentence is a phrase of its own
-    after = dict(ToolEmbedding.objects.values_list("tool__declared_id", "text_sha256"))
-    assert {k for k in after if after[k] != before[k]} == {"listVitals"}
-    assert ToolEmbedding.objects.count() == len(before)  # updated in place, not duplicated
-
-
-@pytest.mark.django_db
-def test_changing_a_keyword_re_embeds_but_a_non_embedded_field_does_not(
-    counting_embedder: CountingEmbedder, django_capture_on_commit_callbacks: Any
-) -> None:
-    manifest = demo_condor()
-    reimport(manifest, django_capture_on_commit_callbacks)
-    counting_embedder.calls.clear()
-
-    only_owner_facing = copy.deepcopy(manifest)
-    find(only_owner_facing, "listVitals")["outputInstructions"] = "Show the newest reading first."
-    find(only_owner_facing, "recordVitals")["retryClass"] = "none"
-    reimport(only_owner_facing, django_capture_on_commit_callbacks)
-    assert counting_embedder.calls == []
-
-    keyword = copy.deepcopy(only_owner_facing)
-    find(keyword, "recordVitals")["ragKeywords"]["de"].append("Puls eintragen")
-    reimport(keyword, django_capture_on_commit_callbacks)
-    record = Tool.objects.get(system="condor", declared_id="recordVitals")
-    assert [len(c) for c in counting_embedder.calls] == [pieces_of(record)]
-    assert "Puls eintragen" in counting_embedder.calls[0][0] and "Puls eintragen" in counting_embedder.calls[0]
-
-
-@pytest.mark.django_db
 def test_a_redelivered_task_embeds_nothing(counting_embedder: CountingEmbedder, demo_embedded: None) -> None:
     ids = list(Tool.objects.filter(system="condor").values_list("pk", flat=True)[:5])
     counting_embedder.calls.clear()
@@ -103,7 +34,6 @@ def test_a_redelivered_task_embeds_nothing(counting_embedder: CountingEmbedder, 
     assert counting_embedder.calls == []
 
 
-@pytest.mark.django_db
 def test_the_sweep_queues_missing_and_stale_vectors_and_a_new_model_counts_as_missing(
     counting_embedder: CountingEmbedder, demo_embedded: None
 ) -> None:
@@ -121,7 +51,6 @@ def test_the_sweep_queues_missing_and_stale_vectors_and_a_new_model_counts_as_mi
     assert len(other_model) == Tool.objects.live().exclude(rag_text_sha256="").count()
 
 
-@pytest.mark.django_db
 def test_status_is_counted_once_per_change_and_needing_is_one_query(demo_embedded: None) -> None:
     counted = embedding_status()
     assert counted.stale == counted.missing == 0 and counted.embedded == counted.total > 0
@@ -139,7 +68,6 @@ def test_status_is_counted_once_per_change_and_needing_is_one_query(demo_embedde
     assert (after.embedded, after.stale) == (counted.embedded - 1, 1)
 
 
-@pytest.mark.django_db
 def test_the_demo_siblings_are_flagged_on_both_tools(demo_embedded: None) -> None:
     for system in ("condor", "tucan"):
         sibling_findings_refresh(system)
@@ -151,7 +79,6 @@ def test_the_demo_siblings_are_flagged_on_both_tools(demo_embedded: None) -> Non
     assert "listEncounters" in message and "anti-synonyms" in message
 
 
-@pytest.mark.django_db
 def test_an_import_keeps_sibling_findings_of_tools_whose_text_did_not_change(
     demo_embedded: None, django_capture_on_commit_callbacks: Any, counting_embedder: CountingEmbedder
 ) -> None:
@@ -162,7 +89,6 @@ def test_an_import_keeps_sibling_findings_of_tools_whose_text_did_not_change(
     assert Finding.objects.filter(rule="sibling-near-duplicate", tool__declared_id="listVisits").exists()
 
 
-@pytest.mark.django_db
 def test_refresh_skips_tools_without_text(counting_embedder: CountingEmbedder, demo_embedded: None) -> None:
     tool = Tool.objects.filter(system="condor").first()
     assert tool is not None
@@ -172,31 +98,6 @@ def test_refresh_skips_tools_without_text(counting_embedder: CountingEmbedder, d
     assert result.embedded == [] and counting_embedder.calls == []
 
 
-@pytest.mark.django_db
-def test_sibling_findings_are_refreshed_once_by_the_batch_that_completes_the_system(
-    counting_embedder: CountingEmbedder,
-    django_capture_on_commit_callbacks: Any,
-    settings: Any,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Refreshing after every batch made the follow-on work of an import grow with the square of its size."""
-    refreshed: list[tuple[str, int]] = []
-    real = tasks.sibling_findings_update
-
-    def counted(system: str, **kw: Any) -> int:
-        refreshed.append((system, checked := real(system, **kw)))
-        return checked
-
-    monkeypatch.setattr(tasks, "sibling_findings_update", counted)
-    settings.CONDOR_EMBED_BATCH = 16
-    reimport(demo_condor(), django_capture_on_commit_callbacks)
-    assert len(counting_embedder.calls) > 3  # several batches …
-    assert [system for system, _ in refreshed] == ["condor"]  # … one refresh, after the last
-    assert Finding.objects.filter(rule="sibling-near-duplicate", tool__declared_id="listVisits").exists()
-    assert tasks.refresh_siblings("condor") == 0  # a duplicate refresh finds nothing left to check
-
-
-@pytest.mark.django_db
 def test_a_redelivered_batch_still_completes_its_system(
     counting_embedder: CountingEmbedder, demo_embedded: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -208,7 +109,6 @@ def test_a_redelivered_batch_still_completes_its_system(
     assert Finding.objects.filter(rule="sibling-near-duplicate", tool__declared_id="listVisits").exists()
 
 
-@pytest.mark.django_db
 def test_a_vector_made_before_phrases_keeps_serving_and_the_sweep_adds_its_phrases(
     counting_embedder: CountingEmbedder, demo_embedded: None
 ) -> None:
@@ -226,7 +126,6 @@ def test_a_vector_made_before_phrases_keeps_serving_and_the_sweep_adds_its_phras
     assert row.phrase_scheme == PHRASE_SCHEME and len(row.phrases) == len(phrases.all) * row.dim * 4
 
 
-@pytest.mark.django_db
 def test_pending_is_read_just_after_the_batch_first_and_over_the_system_otherwise(demo_embedded: None) -> None:
     """Asked after every batch: the next batch's tools wait right after it (one read of a window of ids); a tool
     waiting anywhere else is still found (a read of the whole system), and nothing waiting is answered false."""

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from django.test import Client
 
 from catalog.models import RetrievalEvaluation
+
+
+@pytest.fixture
+def demo_embedded(shared_demo_embedded: None) -> None:
+    """The demo, imported and embedded once for the module (tests/catalog/rag/conftest.py)."""
 
 
 def test_the_playground_answers_why_not_in_german(client: Client, make_user: Any, demo_embedded: None) -> None:

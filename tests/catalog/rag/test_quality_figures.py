@@ -43,6 +43,11 @@ QUERIES_PER_CASE = 2
 QUERIES_PER_RUN = 13
 
 
+@pytest.fixture
+def demo_embedded(shared_demo_embedded: None) -> None:
+    """The demo, imported and embedded once for the module (tests/catalog/rag/conftest.py)."""
+
+
 def hit(case_id: str, rank: int | None) -> RankedCase:
     """A case whose expected tool `want` is at `rank` (None: not retrieved) among ten others."""
     ranked = [f"other{i}" for i in range(10)]
