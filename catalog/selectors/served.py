@@ -57,6 +57,12 @@ def _served(p: CatalogProfile, signed: dict[str, dict[str, Any]]) -> ServedProfi
     return ServedProfile(p.slug, p.system, p.clinical, tuple(availabilities), tuple(includes))
 
 
+def clinical_profile_slugs() -> list[str]:
+    """The clinical profiles, by slug (one query). A profile's `clinical` flag never changes by import
+    (catalog.domain.manifest refuses it), so the imported rows say it."""
+    return list(CatalogProfile.objects.filter(clinical=True).order_by("slug").values_list("slug", flat=True))
+
+
 def served_profile(slug: str) -> ServedProfile | None:
     """One profile as it is served (two small queries: the profile, its system's signed-off sections)."""
     found = CatalogProfile.objects.filter(slug=slug).first()

@@ -22,11 +22,11 @@ from catalog.core.http import HtmxHttpRequest
 from catalog.core.permissions import is_safety_officer
 from catalog.domain.rules import RULES
 from catalog.domain.vocabulary import ReviewState
-from catalog.models import CatalogProfile, CatalogRevision, RevisionReview, Tool, Waiver
+from catalog.models import CatalogRevision, RevisionReview, Tool, Waiver
 from catalog.selectors.catalog import catalog_systems
 from catalog.selectors.governance import FINDINGS_LISTED_MAX, finding_groups, revisions_list
 from catalog.selectors.officers import safety_officer_role_changes, safety_officers
-from catalog.selectors.served import signed_off
+from catalog.selectors.served import clinical_profile_slugs, signed_off
 from catalog.selectors.signoff import decision_state, revision_detail
 from catalog.services.governance import (
     BULK_WAIVE_MAX,
@@ -134,9 +134,7 @@ def revisions_page(request: HttpRequest) -> HttpResponse:
         state = None
     page = Paginator(revisions_list(state=state), PAGE_SIZE).get_page(request.GET.get("page"))
     context: dict[str, Any] = {"page": page, "state": state, "states": list(ReviewState)}
-    # A profile's `clinical` flag never changes by import (catalog.domain.manifest refuses it): the rows say it.
-    clinical = CatalogProfile.objects.filter(clinical=True).order_by("slug").values_list("slug", flat=True)
-    context.update(signed=signed_off(), clinical_profiles=list(clinical))
+    context.update(signed=signed_off(), clinical_profiles=clinical_profile_slugs())
     if is_safety_officer(request.user):
         context.update(officers=safety_officers(), role_changes=safety_officer_role_changes())
     return render(request, "catalog/revisions.html", context)
